@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Makes a fresh machine of the project's kind ready, and does nothing twice:
+#   1. Debian packages that @confluentinc/kafka-javascript's source build needs
+#      (its prebuilt binary cannot be downloaded here), plus Java, Maven, PostgreSQL
+#      and tmux when missing;
+#   2. npm dependencies, built with CKJS_LINKING=dynamic against those packages,
+#      reinstalled only when package-lock.json changed;
+#   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
+#   4. the TypeScript build (incremental).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+say() { printf 'bootstrap: %s\n' "$*" >&2; }
+die() { printf 'bootstrap: %s\n' "$*" >&2; exit 1; }
+
+# ----------------------------------------------------------- 1. Debian packages
+build_packages=(zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev liblz4-dev libsasl2-dev make g++ python3)
+missing=()
+for p in "${build_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    die "missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  apt-get update -qq >/dev/null || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+fi
+
+# ------------------------------------------------------------ 2. npm dependencies
+stamp=node_modules/.amends-lock-sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+native_ok() { node -e "require('@confluentinc/kafka-javascript')" >/dev/null 2>&1; }
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! native_ok; then
+  say "installing npm dependencies (the Kafka client builds librdkafka from source: about 2-3 minutes)"
+  # Without CKJS_LINKING=dynamic the client's build tries to download sources and fails.
+  CKJS_LINKING=dynamic npm ci --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed"
+  native_ok || die "the Kafka client's native module did not build; see the npm output above"
+  echo "$want" >"$stamp"
+fi
+
+# ----------------------------------------------------------------- 3. the stack
+bash scripts/stack.sh up
+
+# ----------------------------------------------------------------- 4. the build
+npx --no-install tsc -p tsconfig.build.json || die "the TypeScript build failed"

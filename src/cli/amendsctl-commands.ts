@@ -1,0 +1,10 @@
+import type { Command } from './command.js';
+import { simulateCommand } from './commands/simulate.js';
+import { sourceCreateCommand } from './commands/source-create.js';
+import { sourceLoadCommand } from './commands/source-load.js';
+
+export const amendsctlCommands: Command[] = [
+  sourceCreateCommand as Command,
+  sourceLoadCommand as Command,
+  simulateCommand as Command,
+];

@@ -1,0 +1,25 @@
+/**
+ * One subcommand of `amends` or `amendsctl`: its help, its flags (meow), and what it runs.
+ * `run` returns the exit code; errors thrown as AmendsError are mapped in exit.ts.
+ */
+import type { AnyFlags, Result } from 'meow';
+
+export interface CommandIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Command<F extends AnyFlags = AnyFlags> {
+  name: string;
+  /** One line for the executable's command list. */
+  summary: string;
+  /** Full help: usage line, what it does, flags, an example. */
+  help: string;
+  flags: F;
+  run(cli: Result<F>, io: CommandIo): Promise<number>;
+}
+
+export function defineCommand<F extends AnyFlags>(command: Command<F>): Command<F> {
+  return command;
+}

@@ -1,0 +1,69 @@
+/**
+ * Runs an executable made of subcommands: picks the command, parses its flags with
+ * meow (unknown flags and bad choices are usage errors, exit 2, with the command's help),
+ * runs it, and turns any failure into a one-line diagnostic and an exit code.
+ */
+import meow from 'meow';
+import type { Command, CommandIo } from './command.js';
+import { diagnosticFor, exitCodeFor, exitCodes } from './exit.js';
+
+export interface Executable {
+  program: string;
+  /** What the executable is, before the command list. */
+  description: string;
+  commands: Command[];
+  /** Used when the first argument is a flag, not a command (`amends --manifest M`). */
+  defaultCommand?: string;
+}
+
+function listing(exe: Executable): string {
+  const width = Math.max(...exe.commands.map((c) => c.name.length));
+  const rows = exe.commands.map((c) => `    ${c.name.padEnd(width)}  ${c.summary}`).join('\n');
+  return `${exe.description}\n\n  Usage\n    $ ${exe.program} <command> [flags]\n\n  Commands\n${rows}\n\n  Run \`${exe.program} <command> --help\` for a command's flags and an example.`;
+}
+
+export async function runExecutable(exe: Executable, argv: string[], io: CommandIo): Promise<number> {
+  const first = argv[0];
+  if (first === undefined || first === '--help' || first === '-h') {
+    io.stdout.write(`\n${listing(exe)}\n\n`);
+    return first === undefined ? exitCodes.usage : exitCodes.ok;
+  }
+  if (first === '--version') {
+    io.stdout.write('0.1.0\n');
+    return exitCodes.ok;
+  }
+  let name = first;
+  let rest = argv.slice(1);
+  if (first.startsWith('-') && exe.defaultCommand) {
+    name = exe.defaultCommand;
+    rest = argv;
+  }
+  const command = exe.commands.find((c) => c.name === name);
+  if (!command) {
+    io.stderr.write(`${exe.program}: unknown command ${JSON.stringify(name)}\n\n${listing(exe)}\n\n`);
+    return exitCodes.usage;
+  }
+  let cli: ReturnType<typeof meow>;
+  try {
+    cli = meow(`\n  Usage\n    $ ${exe.program} ${command.help.trim()}\n`, {
+      importMeta: import.meta,
+      argv: rest,
+      flags: command.flags,
+      allowUnknownFlags: false,
+      autoHelp: true,
+      autoVersion: false,
+      description: command.summary,
+    });
+  } catch (error) {
+    // meow throws on a `choices` violation instead of exiting; it is a usage error.
+    io.stderr.write(`${exe.program} ${command.name}: ${(error as Error).message}\n`);
+    return exitCodes.usage;
+  }
+  try {
+    return await command.run(cli as never, io);
+  } catch (error) {
+    io.stderr.write(`${diagnosticFor(`${exe.program} ${command.name}`, error)}\n`);
+    if (io.env.AMENDS_DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
+    return exitCodeFor(error);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The one place where failures become exit codes (cli.md): 0 success, 1 operational
+ * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
+ */
+import { AmendsError } from '../domain/amends-error.js';
+
+export const exitCodes = { ok: 0, failure: 1, usage: 2, verifyFail: 3, verifyIncomplete: 4 } as const;
+
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof AmendsError && error.code === 'usage') return exitCodes.usage;
+  return exitCodes.failure;
+}
+
+/** One line, never a stack trace: the user reads this. */
+export function diagnosticFor(program: string, error: unknown): string {
+  if (error instanceof AmendsError) return `${program}: ${firstLine(error.message)}`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `${program}: unexpected failure: ${firstLine(message)}`;
+}
+
+function firstLine(s: string): string {
+  return s.split('\n', 1)[0] ?? '';
+}

@@ -1,0 +1,9 @@
+/** Where the test suites find the real broker and database (cli.md: AMENDS_TEST_*). */
+export const testBrokers = process.env.AMENDS_TEST_BROKERS ?? '127.0.0.1:19092';
+export const testDatabaseUrl =
+  process.env.AMENDS_TEST_DATABASE_URL ?? 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable';
+
+/** A fresh name for a topic or namespace that only this test owns (quality.md). */
+export function testName(prefix = 'amends-test'): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,43 @@
+/**
+ * Vitest global setup: the integration suites talk to the real broker and database.
+ * When either is unreachable the whole run fails here with one clear line, instead of
+ * every test timing out (and never skipping: quality.md).
+ */
+import { Socket } from 'node:net';
+import pg from 'pg';
+import { testBrokers, testDatabaseUrl } from './endpoints.js';
+
+function tcpReachable(hostPort: string, timeoutMs: number): Promise<boolean> {
+  const [host, port] = [
+    hostPort.slice(0, hostPort.lastIndexOf(':')),
+    Number(hostPort.slice(hostPort.lastIndexOf(':') + 1)),
+  ];
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.connect(port, host, () => done(true));
+  });
+}
+
+export default async function requireStack(): Promise<void> {
+  const broker = testBrokers.split(',')[0] ?? testBrokers;
+  if (!(await tcpReachable(broker, 3000))) {
+    throw new Error(`the test broker ${broker} is unreachable: run \`npm run up\` (or set AMENDS_TEST_BROKERS)`);
+  }
+  const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (error) {
+    throw new Error(
+      `the test database is unreachable (${(error as Error).message}): run \`npm run up\` (or set AMENDS_TEST_DATABASE_URL)`,
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
