@@ -30,7 +30,28 @@ say() { printf 'stack: %s\n' "$*" >&2; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-docker_engine() { command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; }
+# Compose is used only when an engine answers and the compose plugin exists; otherwise native.
+# The pid listening on a loopback port, when ss can tell.
+listener_pid() { ss -ltnpH "sport = :$1" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1; }
+
+# Another checkout's amends stack (same addresses, same credentials) is as good as ours:
+# say so and use it, instead of failing on a port that holds exactly what we need.
+foreign_amends_stack() {
+  local pid; pid=$(listener_pid "$1")
+  [ -n "$pid" ] || return 1
+  local cmd; cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+  case "$cmd" in
+    *kafka.Kafka*/.stack/kafka/server.properties*) echo "${cmd##*kafka.Kafka }" ;;
+    *) # PostgreSQL: the postmaster's data directory lives in /proc/pid/cwd.
+       local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
+       case "$cwd" in */.stack/postgres/data) echo "$cwd" ;; *) return 1 ;; esac ;;
+  esac
+}
+
+docker_engine() {
+  [ "${AMENDS_STACK:-auto}" = native ] && return 1
+  command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && docker compose version >/dev/null 2>&1
+}
 
 # ---------------------------------------------------------------- Kafka (native)
 
@@ -64,7 +85,14 @@ kafka_up() {
     port_open "$broker_port" || wait_kafka
     return 0
   fi
-  port_open "$broker_port" && die "port $broker_port is taken by a process that is not this stack's broker: stop it, then run npm run up again"
+  if port_open "$broker_port"; then
+    local other
+    if other=$(foreign_amends_stack "$broker_port"); then
+      say "using the amends broker already running on port $broker_port ($other)"
+      return 0
+    fi
+    die "port $broker_port is taken by a process that is not an amends broker: stop it, then run npm run up again"
+  fi
   port_open "$controller_port" && die "port $controller_port (the broker's controller) is taken by another process: stop it, then run npm run up again"
   java_ok; fetch_kafka
   local dir="$stack/kafka" lib; lib=$(kafka_lib)
@@ -153,7 +181,16 @@ pg_running() { [ -f "$pg_data/postmaster.pid" ] && as_pg "$(pg_bin)/pg_ctl" -D "
 pg_up() {
   local bin; bin=$(pg_bin)
   if pg_running; then pg_roles; return 0; fi
-  port_open "$pg_port" && die "port $pg_port is taken by a process that is not this stack's PostgreSQL: stop it, then run npm run up again"
+  if port_open "$pg_port"; then
+    local other
+    if other=$(foreign_amends_stack "$pg_port"); then
+      say "using the amends PostgreSQL already running on port $pg_port ($other)"
+      PGPASSWORD=$pg_password "$bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -d "$pg_database" -U "$pg_role" \
+        || die "the amends PostgreSQL on port $pg_port ($other) does not accept connections"
+      return 0
+    fi
+    die "port $pg_port is taken by a process that is not an amends PostgreSQL: stop it, then run npm run up again"
+  fi
   mkdir -p "$stack/postgres"
   if [ "$(id -u)" = 0 ]; then
     id postgres >/dev/null 2>&1 || die "user postgres is missing: install the PostgreSQL server package (apt-get install postgresql)"
