@@ -43,13 +43,23 @@ export async function runExecutable(exe: Executable, argv: string[], io: Command
     io.stderr.write(`${exe.program}: unknown command ${JSON.stringify(name)}\n\n${listing(exe)}\n\n`);
     return exitCodes.usage;
   }
+  const help = `\n  Usage\n    $ ${exe.program} ${command.help.trim()}\n`;
+  // Required flags are checked here rather than by meow, so a missing one is reported like
+  // every other usage error: one line, the command's help, exit 2.
+  const required = Object.entries(command.flags)
+    .filter(([, f]) => (f as { isRequired?: unknown }).isRequired === true)
+    .map(([name]) => name);
+  const flags = Object.fromEntries(
+    Object.entries(command.flags).map(([name, f]) => [name, { ...f, isRequired: false }]),
+  ) as typeof command.flags;
   let cli: ReturnType<typeof meow>;
   try {
-    cli = meow(`\n  Usage\n    $ ${exe.program} ${command.help.trim()}\n`, {
+    cli = meow(help, {
       importMeta: import.meta,
       argv: rest,
-      flags: command.flags,
-      allowUnknownFlags: false,
+      flags,
+      // Unknown flags are reported below, with the command's help (meow alone prints no help).
+      allowUnknownFlags: true,
       autoHelp: true,
       autoVersion: false,
       description: command.summary,
@@ -59,11 +69,38 @@ export async function runExecutable(exe: Executable, argv: string[], io: Command
     io.stderr.write(`${exe.program} ${command.name}: ${(error as Error).message}\n`);
     return exitCodes.usage;
   }
+  const known = new Set(['help', 'version']);
+  for (const [name, f] of Object.entries(command.flags)) {
+    known.add(name);
+    const spec = f as { shortFlag?: string; aliases?: string[] };
+    if (spec.shortFlag) known.add(spec.shortFlag);
+    for (const a of spec.aliases ?? []) known.add(a);
+  }
+  const unknown = Object.keys(cli.unnormalizedFlags).filter((k) => !known.has(k) && !known.has(camelCase(k)));
+  if (unknown.length > 0) {
+    const names = unknown.map((k) => (k.length === 1 ? `-${k}` : `--${k}`)).join(', ');
+    io.stderr.write(`${exe.program} ${command.name}: unknown flag ${names}\n${help}\n`);
+    return exitCodes.usage;
+  }
+  const missing = required.filter((name) => {
+    const v = (cli.flags as Record<string, unknown>)[name];
+    return v === undefined || v === '';
+  });
+  if (missing.length > 0) {
+    const names = missing.map((n) => `--${n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ');
+    io.stderr.write(`${exe.program} ${command.name}: missing required flag ${names}\n${help}\n`);
+    return exitCodes.usage;
+  }
   try {
     return await command.run(cli as never, io);
   } catch (error) {
     io.stderr.write(`${diagnosticFor(`${exe.program} ${command.name}`, error)}\n`);
+    if (exitCodeFor(error) === exitCodes.usage) io.stderr.write(`${help}\n`);
     if (io.env.AMENDS_DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);
   }
+}
+
+function camelCase(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }

@@ -1,0 +1,304 @@
+/**
+ * The incremental decision engine: what the worker commits for each source record
+ * (domain.md §4 precedence and authority, §5 output versions).
+ *
+ * Per record it touches only the record's stock key: one authority entry, at most two
+ * per-day totals, and the closings from the earliest changed day onward. It never rescans
+ * a key's history. `state` is mutated in place; a caller that must roll back (a failed
+ * commit) reloads or snapshots it (ledger-state.ts).
+ *
+ * The oracle (oracle.ts) recomputes the same results from full history, independently.
+ */
+import { compareCodePoints } from './canonical-json.js';
+import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from './config.js';
+import type { Decision, Outcome } from './decision.js';
+import { decodeEnvelope, type Envelope } from './envelope.js';
+import {
+  type AuthorityEntry,
+  type DayOutput,
+  type DayTotal,
+  emptyKeyState,
+  type KeyState,
+  type LedgerState,
+} from './ledger-state.js';
+import type { BalanceStatus, OutputVersion } from './output-version.js';
+import { decodeRecordKey } from './record-key.js';
+import type { SourceRecord } from './source-record.js';
+
+export interface DecideResult {
+  decision: Decision;
+  /** In ascending day order; empty unless APPLIED changed S(K). */
+  newVersions: OutputVersion[];
+  /** The new authoritative revision written by an APPLIED decision; null otherwise. */
+  authorityChange: { txn: string; entry: AuthorityEntry } | null;
+}
+
+/** The first six checks need no authority state; their result decides or names the key to load. */
+export type Screened =
+  | { kind: 'decided'; result: DecideResult }
+  | { kind: 'authority'; envelope: Envelope; stockKey: StockKeyConfig };
+
+/** domain.md §4, the "quarantined" column. */
+const quarantinedOutcomes: ReadonlySet<Outcome> = new Set<Outcome>([
+  'MALFORMED',
+  'SCHEMA',
+  'KEY_MISMATCH',
+  'UNKNOWN_KEY',
+  'ROUTING',
+  'BEFORE_ORIGIN',
+  'CONFLICT',
+]);
+
+/** Decides one record, creating its key's state on first use. */
+export function decide(record: SourceRecord, config: NamespaceConfig, state: LedgerState): DecideResult {
+  const screened = screenRecord(record, config);
+  if (screened.kind === 'decided') return screened.result;
+  const id = stockKeyId(screened.stockKey.item, screened.stockKey.location);
+  let keyState = state.get(id);
+  if (keyState === undefined) {
+    keyState = emptyKeyState();
+    state.set(id, keyState);
+  }
+  return decideWithKeyState(record, screened.envelope, screened.stockKey, keyState);
+}
+
+/** Decides records in order (one partition's batch, or any interleaving of partitions). */
+export function decideBatch(
+  records: readonly SourceRecord[],
+  config: NamespaceConfig,
+  state: LedgerState,
+): DecideResult[] {
+  return records.map((record) => decide(record, config, state));
+}
+
+/** Checks 1–6 of domain.md §4: MALFORMED, SCHEMA, KEY_MISMATCH, UNKNOWN_KEY, ROUTING, BEFORE_ORIGIN. */
+export function screenRecord(record: SourceRecord, config: NamespaceConfig): Screened {
+  const decoded = decodeEnvelope(record.value, config.schema_version);
+  if (decoded.outcome !== 'ok') {
+    const detail =
+      decoded.outcome === 'MALFORMED' ? `value is not a strict JSON object: ${decoded.detail}` : decoded.detail;
+    return decided(record, decoded.outcome, null, detail);
+  }
+  const envelope = decoded.envelope;
+  const key = decodeRecordKey(record.key);
+  if (!key.valid) return decided(record, 'KEY_MISMATCH', envelope, key.reason);
+  if (key.item !== envelope.item || key.location !== envelope.location) {
+    return decided(
+      record,
+      'KEY_MISMATCH',
+      envelope,
+      `key ${describeKey(key.item, key.location)} differs from the envelope's ${describeKey(envelope.item, envelope.location)}`,
+    );
+  }
+  const stockKey = configuredKeys(config).get(stockKeyId(envelope.item, envelope.location));
+  if (stockKey === undefined) {
+    return decided(
+      record,
+      'UNKNOWN_KEY',
+      envelope,
+      `${describeKey(envelope.item, envelope.location)} is not a configured stock key`,
+    );
+  }
+  if (stockKey.partition !== record.partition) {
+    return decided(
+      record,
+      'ROUTING',
+      envelope,
+      `${describeKey(envelope.item, envelope.location)} maps to partition ${stockKey.partition}, not ${record.partition}`,
+    );
+  }
+  if (envelope.op === 'post' && envelope.day < config.ledger_origin) {
+    return decided(
+      record,
+      'BEFORE_ORIGIN',
+      envelope,
+      `day ${envelope.day} is before the ledger origin ${config.ledger_origin}`,
+    );
+  }
+  return { kind: 'authority', envelope, stockKey };
+}
+
+/** Checks 7–10 (STALE, DUPLICATE, CONFLICT, APPLIED) against one key's state, and §5's versions. */
+export function decideWithKeyState(
+  record: SourceRecord,
+  envelope: Envelope,
+  stockKey: StockKeyConfig,
+  keyState: KeyState,
+): DecideResult {
+  const current = keyState.authority.get(envelope.txn);
+  const incoming = authorityEntryOf(envelope);
+  if (current !== undefined) {
+    if (envelope.rev < current.rev) return decidedResult(record, 'STALE', envelope, null);
+    if (envelope.rev === current.rev) {
+      if (sameContent(current, incoming)) return decidedResult(record, 'DUPLICATE', envelope, null);
+      return decidedResult(
+        record,
+        'CONFLICT',
+        envelope,
+        `txn ${envelope.txn} rev ${envelope.rev} is already ${describeEntry(current)}; this record says ${describeEntry(incoming)}`,
+      );
+    }
+  }
+  keyState.authority.set(envelope.txn, incoming);
+  const touchedDays: string[] = [];
+  if (current?.op === 'post' && current.day !== null && current.qty !== null) {
+    changeDayTotal(keyState.dayTotals, current.day, -current.qty, -1);
+    touchedDays.push(current.day);
+  }
+  if (incoming.op === 'post' && incoming.day !== null && incoming.qty !== null) {
+    changeDayTotal(keyState.dayTotals, incoming.day, incoming.qty, 1);
+    touchedDays.push(incoming.day);
+  }
+  const earliest = touchedDays.sort(compareCodePoints)[0];
+  const newVersions =
+    earliest === undefined
+      ? []
+      : refreshOutputs(keyState, stockKey, earliest, { partition: record.partition, offset: record.offset });
+  return {
+    decision: decisionOf(record, 'APPLIED', envelope, null),
+    newVersions,
+    authorityChange: { txn: envelope.txn, entry: { ...incoming } },
+  };
+}
+
+/**
+ * Recomputes closings for days ≥ `earliest` (days before it are unchanged) and records a
+ * version for each day whose (closing, status) changed, appeared or disappeared.
+ */
+function refreshOutputs(
+  keyState: KeyState,
+  stockKey: StockKeyConfig,
+  earliest: string,
+  cause: { partition: number; offset: number },
+): OutputVersion[] {
+  let closing = stockKey.opening;
+  const days = new Set<string>();
+  for (const [day, total] of keyState.dayTotals) {
+    if (compareCodePoints(day, earliest) < 0) closing += total.qty;
+    else days.add(day);
+  }
+  // Days shown before this change (latest version not retracted) are S(K) before it.
+  let shownBefore: { day: string; output: DayOutput } | undefined;
+  for (const [day, output] of keyState.outputs) {
+    if (output.retracted) continue;
+    if (compareCodePoints(day, earliest) >= 0) days.add(day);
+    else if (shownBefore === undefined || compareCodePoints(day, shownBefore.day) > 0) shownBefore = { day, output };
+  }
+  // Paired check: the closing carried into `earliest` equals the last unchanged output.
+  assertInvariant(
+    shownBefore === undefined ? closing === stockKey.opening : shownBefore.output.closing === closing,
+    `prefix closing ${closing} before ${earliest} disagrees with the output state`,
+  );
+
+  const versions: OutputVersion[] = [];
+  for (const day of [...days].sort(compareCodePoints)) {
+    const total = keyState.dayTotals.get(day);
+    const previous = keyState.outputs.get(day);
+    const version = (previous?.version ?? 0) + 1;
+    let next: DayOutput;
+    if (total !== undefined) {
+      closing += total.qty;
+      // Closings are exact integers; a double beyond 2^53 would round silently (domain.md §5).
+      if (!Number.isSafeInteger(closing)) {
+        throw new RangeError(`closing balance of ${stockKey.item}@${stockKey.location} on ${day} exceeds 2^53-1`);
+      }
+      const status = statusOf(closing, stockKey.threshold);
+      if (previous !== undefined && !previous.retracted && previous.closing === closing && previous.status === status) {
+        continue; // no empty amendments
+      }
+      next = { version, closing, status, retracted: false };
+    } else {
+      assertInvariant(previous !== undefined && !previous.retracted, `day ${day} neither active nor shown`);
+      next = { version, closing: null, status: null, retracted: true };
+    }
+    keyState.outputs.set(day, next);
+    versions.push({ item: stockKey.item, location: stockKey.location, day, ...next, cause: { ...cause } });
+  }
+  return versions;
+}
+
+function changeDayTotal(totals: Map<string, DayTotal>, day: string, qty: number, posts: number): void {
+  const total = totals.get(day) ?? { qty: 0, posts: 0 };
+  const next = { qty: total.qty + qty, posts: total.posts + posts };
+  assertInvariant(next.posts >= 0, `day ${day} has a negative post count`);
+  if (next.posts === 0) {
+    assertInvariant(next.qty === 0, `day ${day} has no posts but a total of ${next.qty}`);
+    totals.delete(day);
+  } else {
+    totals.set(day, next);
+  }
+}
+
+function statusOf(closing: number, threshold: number): BalanceStatus {
+  if (closing < 0) return 'NEGATIVE';
+  if (closing < threshold) return 'LOW';
+  return 'OK';
+}
+
+function authorityEntryOf(envelope: Envelope): AuthorityEntry {
+  return envelope.op === 'post'
+    ? { rev: envelope.rev, op: 'post', day: envelope.day, qty: envelope.qty }
+    : { rev: envelope.rev, op: 'cancel', day: null, qty: null };
+}
+
+function sameContent(a: AuthorityEntry, b: AuthorityEntry): boolean {
+  return a.op === b.op && a.day === b.day && a.qty === b.qty;
+}
+
+function describeEntry(e: AuthorityEntry): string {
+  return e.op === 'post' ? `post ${e.day} qty ${e.qty}` : 'cancel';
+}
+
+function describeKey(item: string, location: string): string {
+  return `(${JSON.stringify(item)}, ${JSON.stringify(location)})`;
+}
+
+function decisionOf(
+  record: SourceRecord,
+  outcome: Outcome,
+  envelope: Envelope | null,
+  detail: string | null,
+): Decision {
+  const quarantined = quarantinedOutcomes.has(outcome);
+  return {
+    partition: record.partition,
+    offset: record.offset,
+    outcome,
+    item: envelope?.item ?? null,
+    location: envelope?.location ?? null,
+    txn: envelope?.txn ?? null,
+    rev: envelope?.rev ?? null,
+    quarantined,
+    detail: quarantined ? (detail ?? outcome) : null,
+  };
+}
+
+function decidedResult(
+  record: SourceRecord,
+  outcome: Outcome,
+  envelope: Envelope | null,
+  detail: string | null,
+): DecideResult {
+  return { decision: decisionOf(record, outcome, envelope, detail), newVersions: [], authorityChange: null };
+}
+
+function decided(record: SourceRecord, outcome: Outcome, envelope: Envelope | null, detail: string): Screened {
+  return { kind: 'decided', result: decidedResult(record, outcome, envelope, detail) };
+}
+
+// The configuration is immutable for a namespace; index it once per config object.
+const keyIndexes = new WeakMap<NamespaceConfig, Map<string, StockKeyConfig>>();
+
+function configuredKeys(config: NamespaceConfig): Map<string, StockKeyConfig> {
+  let index = keyIndexes.get(config);
+  if (index === undefined) {
+    index = new Map(config.stock_keys.map((k) => [stockKeyId(k.item, k.location), k]));
+    keyIndexes.set(config, index);
+  }
+  return index;
+}
+
+/** An assertion that fires is a bug report, not a user error. */
+function assertInvariant(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new Error(`invariant violated: ${message}`);
+}

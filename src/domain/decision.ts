@@ -1,0 +1,34 @@
+/**
+ * Decision outcomes and the decision record (domain.md §4). Types only: the incremental
+ * engine (decide.ts) and the independent oracle (oracle.ts) each apply the rules themselves.
+ */
+
+/** In precedence order: the first check that fails decides. */
+export const outcomes = [
+  'MALFORMED',
+  'SCHEMA',
+  'KEY_MISMATCH',
+  'UNKNOWN_KEY',
+  'ROUTING',
+  'BEFORE_ORIGIN',
+  'STALE',
+  'DUPLICATE',
+  'CONFLICT',
+  'APPLIED',
+] as const;
+export type Outcome = (typeof outcomes)[number];
+
+/** The one durable verdict for one source record. */
+export interface Decision {
+  partition: number;
+  offset: number;
+  outcome: Outcome;
+  /** From the envelope; null when the envelope did not pass SCHEMA (transport.md, Export). */
+  item: string | null;
+  location: string | null;
+  txn: string | null;
+  rev: number | null;
+  quarantined: boolean;
+  /** Human-readable reason for a quarantined outcome (free text, never compared); null otherwise. */
+  detail: string | null;
+}

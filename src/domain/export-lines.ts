@@ -1,0 +1,116 @@
+/**
+ * Machine-readable lines shared by `export`, `simulate` and the verifier (transport.md,
+ * Export), their canonical orders, and the output topic record (domain.md §6).
+ *
+ * Export lines keep the member order transport.md shows (JSON.stringify keeps insertion
+ * order and escapes strings exactly as canonical JSON does), so two runs compare with diff.
+ * Output topic records are canonical JSON (RFC 8785) instead.
+ */
+import { canonicalJson, compareCodePoints } from './canonical-json.js';
+import type { Decision } from './decision.js';
+import type { OutputVersion } from './output-version.js';
+
+/** The output envelope's own format version (domain.md §6 shows `"schema":1`). */
+export const outputEnvelopeSchema = 1;
+
+function decisionFields(d: Decision) {
+  return {
+    partition: d.partition,
+    offset: d.offset,
+    outcome: d.outcome,
+    item: d.item,
+    location: d.location,
+    txn: d.txn,
+    rev: d.rev,
+  };
+}
+
+/** `{"type":"decision","partition":0,"offset":5,"outcome":"DUPLICATE","item":…,"location":…,"txn":…,"rev":…}` */
+export function decisionLine(d: Decision): string {
+  return JSON.stringify({ type: 'decision', ...decisionFields(d) });
+}
+
+function outputFields(v: OutputVersion) {
+  return {
+    item: v.item,
+    location: v.location,
+    day: v.day,
+    version: v.version,
+    closing: v.closing,
+    status: v.status,
+    retracted: v.retracted,
+    cause: { partition: v.cause.partition, offset: v.cause.offset },
+  };
+}
+
+/** `{"type":"output","item":…,"location":…,"day":…,"version":…,"closing":…,"status":…,"retracted":…,"cause":{…}}` */
+export function outputLine(v: OutputVersion): string {
+  return JSON.stringify({ type: 'output', ...outputFields(v) });
+}
+
+/** The view's line: the highest version per (item, location, day), retractions included. */
+export function viewLine(v: OutputVersion): string {
+  return JSON.stringify({ type: 'view', ...outputFields(v) });
+}
+
+/**
+ * Decision fields, then the raw bytes as standard base64 (null for a null key or value),
+ * then the decision's free-text detail (comparisons ignore it).
+ */
+export function quarantineLine(d: Decision, raw: { key: Uint8Array | null; value: Uint8Array | null }): string {
+  return JSON.stringify({
+    type: 'quarantine',
+    ...decisionFields(d),
+    key_b64: toBase64(raw.key),
+    value_b64: toBase64(raw.value),
+    detail: d.detail,
+  });
+}
+
+function toBase64(bytes: Uint8Array | null): string | null {
+  return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/** Export order of decisions: (partition, offset). */
+export function compareDecisions(a: Decision, b: Decision): number {
+  return a.partition - b.partition || a.offset - b.offset;
+}
+
+/** Export order of output versions: (item, location, day, version), strings by code point. */
+export function compareOutputVersions(a: OutputVersion, b: OutputVersion): number {
+  return (
+    compareCodePoints(a.item, b.item) ||
+    compareCodePoints(a.location, b.location) ||
+    compareCodePoints(a.day, b.day) ||
+    a.version - b.version
+  );
+}
+
+export function sortDecisions(decisions: readonly Decision[]): Decision[] {
+  return [...decisions].sort(compareDecisions);
+}
+
+export function sortOutputVersions(versions: readonly OutputVersion[]): OutputVersion[] {
+  return [...versions].sort(compareOutputVersions);
+}
+
+/** Output topic record key (domain.md §6): canonical `{"day":…,"item":…,"location":…}`. */
+export function outputRecordKey(v: OutputVersion): string {
+  return canonicalJson({ day: v.day, item: v.item, location: v.location });
+}
+
+/** Output topic record value (domain.md §6), canonical JSON. */
+export function outputRecordValue(v: OutputVersion, namespace: string): string {
+  return canonicalJson({
+    cause: { offset: v.cause.offset, partition: v.cause.partition },
+    closing: v.closing,
+    day: v.day,
+    item: v.item,
+    location: v.location,
+    namespace,
+    retracted: v.retracted,
+    schema: outputEnvelopeSchema,
+    status: v.status,
+    version: v.version,
+  });
+}

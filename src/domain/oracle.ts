@@ -1,0 +1,179 @@
+/**
+ * The independent oracle (domain.md, verification.md): recomputes every decision and
+ * the whole output version history from the full list of source records.
+ *
+ * Written apart from the incremental engine (decide.ts, ledger-state.ts) on purpose and
+ * sharing only the decoders and text rules: after every APPLIED decision it rebuilds
+ * S(K) from scratch from the authority map and diffs it against the previous S(K).
+ * That costs O(transactions of the key) per APPLIED record: the price of obviousness.
+ */
+import { compareCodePoints } from './canonical-json.js';
+import type { NamespaceConfig, StockKeyConfig } from './config.js';
+import type { Decision, Outcome } from './decision.js';
+import { decodeEnvelope, type Envelope } from './envelope.js';
+import type { BalanceStatus, OutputVersion } from './output-version.js';
+import { decodeRecordKey } from './record-key.js';
+import type { SourceRecord } from './source-record.js';
+
+export interface OracleResult {
+  /** Ordered by (partition, offset). */
+  decisions: Decision[];
+  /** Ordered by (item, location, day, version), code-point string order. */
+  versions: OutputVersion[];
+}
+
+interface Revision {
+  rev: number;
+  op: 'post' | 'cancel';
+  day: string | undefined;
+  qty: number | undefined;
+}
+
+type Balances = Map<string, { closing: number; status: BalanceStatus }>;
+
+interface KeyLedger {
+  config: StockKeyConfig;
+  authority: Map<string, Revision>;
+  /** S(K) after the latest APPLIED decision. */
+  balances: Balances;
+  /** Versions so far per day. */
+  versionCounts: Map<string, number>;
+}
+
+/** The oracle's own copy of domain.md §4's "quarantined" column. */
+const quarantine: Record<Outcome, boolean> = {
+  MALFORMED: true,
+  SCHEMA: true,
+  KEY_MISMATCH: true,
+  UNKNOWN_KEY: true,
+  ROUTING: true,
+  BEFORE_ORIGIN: true,
+  STALE: false,
+  DUPLICATE: false,
+  CONFLICT: true,
+  APPLIED: false,
+};
+
+/** `records`: every record of every partition; each partition's records must have distinct offsets. */
+export function runOracle(config: NamespaceConfig, records: readonly SourceRecord[]): OracleResult {
+  const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  for (let i = 1; i < ordered.length; i++) {
+    const [prev, next] = [ordered[i - 1], ordered[i]];
+    if (prev && next && prev.partition === next.partition && prev.offset === next.offset) {
+      throw new Error(`oracle: two records at partition ${next.partition} offset ${next.offset}`);
+    }
+  }
+  const ledgers: KeyLedger[] = config.stock_keys.map((k) => ({
+    config: k,
+    authority: new Map(),
+    balances: new Map(),
+    versionCounts: new Map(),
+  }));
+  const decisions: Decision[] = [];
+  const versions: OutputVersion[] = [];
+  for (const record of ordered) {
+    const { decision, created } = judge(config, ledgers, record);
+    decisions.push(decision);
+    versions.push(...created);
+  }
+  versions.sort(
+    (a, b) =>
+      compareCodePoints(a.item, b.item) ||
+      compareCodePoints(a.location, b.location) ||
+      compareCodePoints(a.day, b.day) ||
+      a.version - b.version,
+  );
+  return { decisions, versions };
+}
+
+function judge(
+  config: NamespaceConfig,
+  ledgers: KeyLedger[],
+  record: SourceRecord,
+): { decision: Decision; created: OutputVersion[] } {
+  const verdict = (outcome: Outcome, envelope: Envelope | null, detail: string) => ({
+    decision: {
+      partition: record.partition,
+      offset: record.offset,
+      outcome,
+      item: envelope ? envelope.item : null,
+      location: envelope ? envelope.location : null,
+      txn: envelope ? envelope.txn : null,
+      rev: envelope ? envelope.rev : null,
+      quarantined: quarantine[outcome],
+      detail: quarantine[outcome] ? detail : null,
+    },
+    created: [] as OutputVersion[],
+  });
+
+  const value = decodeEnvelope(record.value, config.schema_version);
+  if (value.outcome === 'MALFORMED') return verdict('MALFORMED', null, value.detail);
+  if (value.outcome === 'SCHEMA') return verdict('SCHEMA', null, value.detail);
+  const envelope = value.envelope;
+
+  const key = decodeRecordKey(record.key);
+  if (!key.valid) return verdict('KEY_MISMATCH', envelope, key.reason);
+  if (key.item !== envelope.item || key.location !== envelope.location) {
+    return verdict('KEY_MISMATCH', envelope, 'record key and envelope name different stock keys');
+  }
+  const ledger = ledgers.find((l) => l.config.item === envelope.item && l.config.location === envelope.location);
+  if (!ledger) return verdict('UNKNOWN_KEY', envelope, 'stock key not configured');
+  if (ledger.config.partition !== record.partition)
+    return verdict('ROUTING', envelope, 'record on the wrong partition');
+  if (envelope.op === 'post' && envelope.day < config.ledger_origin) {
+    return verdict('BEFORE_ORIGIN', envelope, 'post before the ledger origin');
+  }
+
+  const known = ledger.authority.get(envelope.txn);
+  if (known && envelope.rev < known.rev) return verdict('STALE', envelope, '');
+  if (known && envelope.rev === known.rev) {
+    const same = known.op === envelope.op && known.day === envelope.day && known.qty === envelope.qty;
+    return same ? verdict('DUPLICATE', envelope, '') : verdict('CONFLICT', envelope, 'same revision, other content');
+  }
+
+  ledger.authority.set(envelope.txn, { rev: envelope.rev, op: envelope.op, day: envelope.day, qty: envelope.qty });
+  const before = ledger.balances;
+  const after = balancesFromScratch(ledger);
+  const applied = verdict('APPLIED', envelope, '');
+  const days = [...new Set([...before.keys(), ...after.keys()])].sort(compareCodePoints);
+  for (const day of days) {
+    const was = before.get(day);
+    const now = after.get(day);
+    if (was && now && was.closing === now.closing && was.status === now.status) continue;
+    const version = (ledger.versionCounts.get(day) ?? 0) + 1;
+    ledger.versionCounts.set(day, version);
+    applied.created.push({
+      item: ledger.config.item,
+      location: ledger.config.location,
+      day,
+      version,
+      closing: now ? now.closing : null,
+      status: now ? now.status : null,
+      retracted: now === undefined,
+      cause: { partition: record.partition, offset: record.offset },
+    });
+  }
+  ledger.balances = after;
+  return applied;
+}
+
+/**
+ * S(K) from scratch (domain.md §5): closing(d) = opening + Σ qty of the authoritative posts
+ * with day ≤ d, for every active day d — summed per day, then accumulated in day order.
+ */
+function balancesFromScratch(ledger: KeyLedger): Balances {
+  const perDay = new Map<string, number>();
+  for (const revision of ledger.authority.values()) {
+    if (revision.op !== 'post' || revision.day === undefined || revision.qty === undefined) continue;
+    perDay.set(revision.day, (perDay.get(revision.day) ?? 0) + revision.qty);
+  }
+  const balances: Balances = new Map();
+  let closing = ledger.config.opening;
+  for (const day of [...perDay.keys()].sort(compareCodePoints)) {
+    closing += perDay.get(day) ?? 0;
+    if (!Number.isSafeInteger(closing)) throw new RangeError(`oracle: closing on ${day} exceeds 2^53-1`);
+    const status: BalanceStatus = closing < 0 ? 'NEGATIVE' : closing < ledger.config.threshold ? 'LOW' : 'OK';
+    balances.set(day, { closing, status });
+  }
+  return balances;
+}

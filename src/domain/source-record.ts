@@ -1,0 +1,10 @@
+/**
+ * One source record as the domain sees it: broker coordinates and the raw key and value
+ * bytes, kept exactly as received (domain.md §2). Transport details stay in src/io.
+ */
+export interface SourceRecord {
+  partition: number;
+  offset: number;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+}
