@@ -1,0 +1,195 @@
+/**
+ * `amendsctl source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
+ * [--config FILE] [--brokers B]` (worker.md §1, cli.md): creates the source topic and prints
+ * the manifest. It needs no database.
+ *
+ * Order: every flag and the configuration are validated before the broker is touched; an
+ * existing topic is refused (never adopted); the topic is created with unlimited
+ * retention; its UUID is read back as the incarnation; the effective retention settings
+ * are read back too (topic-config.ts) so a broker that ignored one is caught here, not by
+ * the first worker.
+ *
+ * Output: the manifest as pretty-printed JSON (2-space indent, members in domain.md §1
+ * order) on stdout: a file a person saves and reads. Its digest does not depend on this
+ * layout: it is computed over the canonical JSON of `config` (domain.md §1).
+ */
+import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import {
+  type ConfigFile,
+  defaultConfigFile,
+  defaultPartitions,
+  type Manifest,
+  parseConfigFile,
+  parseManifest,
+  validNamespace,
+  validTopicName,
+} from '../../domain/config.js';
+import { type KafkaAdmin, type TopicDescription, withKafkaAdmin } from '../../io/kafka-admin.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { describeTopicConfig, retentionConfigNames } from '../../io/topic-config.js';
+import { defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+import { readInputText } from '../input-files.js';
+
+/** Unlimited, delete-only retention: history is never removed under a namespace (worker.md §2). */
+export const sourceTopicConfig: Readonly<Record<string, string>> = {
+  'cleanup.policy': 'delete',
+  'retention.ms': '-1',
+  'retention.bytes': '-1',
+};
+
+const partitionsMax = 10_000;
+const replicationFactorMax = 32;
+/** After an acknowledged creation, how long the topic may take to appear in metadata. */
+const topicVisibleBudgetMs = 10_000;
+const topicVisiblePollMs = 200;
+
+function inspectAdvice(topic: string, brokers: string): string {
+  return `a failed response does not prove the topic was not created: inspect topic ${topic} on ${brokers} (e.g. kafka-topics.sh --describe --topic ${topic}) before retrying, and delete it or choose another name`;
+}
+
+export const sourceCreateCommand = defineCommand({
+  name: 'source-create',
+  summary: 'create a source topic and print its manifest',
+  help: `source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1] [--config FILE]
+
+  Creates the source topic T (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1),
+  reads back its UUID as the source incarnation, and prints the manifest
+  {"source_topic": T, "config": {…}} as JSON on stdout. Refuses a topic that already
+  exists. Needs no database.
+
+  Flags
+    --namespace NS            namespace name, [a-z0-9][a-z0-9-]{0,62} (required)
+    --topic T                 source topic to create (required)
+    --partitions N            partition count (default 2)
+    --replication-factor N    replication factor (default 1, the local single-node stack)
+    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
+                              (default: widget@berlin on partition 0, origin 2026-03-01)
+    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl source-create --namespace demo-1 --topic amends-demo-1 > demo-1.manifest.json`,
+  flags: {
+    namespace: { type: 'string' },
+    topic: { type: 'string' },
+    partitions: { type: 'number', default: defaultPartitions },
+    replicationFactor: { type: 'number', default: 1 },
+    config: { type: 'string' },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const { namespace, topic, partitions, replicationFactor } = cli.flags;
+    if (namespace === undefined || namespace === '') throw usageError('--namespace is required');
+    if (topic === undefined || topic === '') throw usageError('--topic is required');
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    if (!validNamespace(namespace)) {
+      throw usageError(`--namespace ${JSON.stringify(namespace)} must match [a-z0-9][a-z0-9-]{0,62}`);
+    }
+    if (!validTopicName(topic)) {
+      throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
+    }
+    if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > partitionsMax) {
+      throw usageError(`--partitions must be an integer in [1, ${partitionsMax}]`);
+    }
+    if (!Number.isSafeInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > replicationFactorMax) {
+      throw usageError(`--replication-factor must be an integer in [1, ${replicationFactorMax}]`);
+    }
+    const configFile: ConfigFile =
+      cli.flags.config === undefined
+        ? defaultConfigFile
+        : parseConfigFile(await readConfigJson(cli.flags.config), partitions, `config file ${cli.flags.config}`);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+
+    const description = await withKafkaAdmin(brokers, `amendsctl-source-create-${process.pid}`, (admin) =>
+      createSourceTopic(admin, topic, partitions, replicationFactor),
+    );
+    await checkRetention(brokers, topic);
+
+    // Built in domain.md §1's member order, then validated again as a whole: the same
+    // checks every later reader of this manifest applies.
+    const manifest: Manifest = parseManifest({
+      source_topic: topic,
+      config: {
+        namespace,
+        schema_version: configFile.schema_version,
+        ledger_origin: configFile.ledger_origin,
+        partitions,
+        stock_keys: configFile.stock_keys,
+        source_incarnation: description.incarnation,
+      },
+    });
+    io.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
+    return exitCodes.ok;
+  },
+});
+
+async function readConfigJson(path: string): Promise<unknown> {
+  const text = await readInputText(path, 'config file');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalidInput(`config file ${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+async function createSourceTopic(
+  admin: KafkaAdmin,
+  topic: string,
+  partitions: number,
+  replicationFactor: number,
+): Promise<TopicDescription> {
+  const existing = await admin.describeTopic(topic);
+  if (existing) {
+    throw invalidInput(
+      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): source-create never adopts a topic; choose a new topic name`,
+    );
+  }
+  const creation = await admin.createTopic({ topic, partitions, replicationFactor, config: { ...sourceTopicConfig } });
+  switch (creation.outcome) {
+    case 'created':
+      break;
+    case 'already-exists':
+      // It did not exist a moment ago: someone else created it concurrently. Not ours.
+      throw invalidInput(
+        `topic ${topic} was created by someone else while source-create ran (${creation.detail}): source-create never adopts a topic; choose a new topic name`,
+      );
+    case 'failed':
+      throw operationalError(
+        `creating topic ${topic} failed (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
+      );
+    case 'unknown':
+      throw operationalError(
+        `the outcome of creating topic ${topic} is unknown (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
+      );
+  }
+  // Metadata may lag the controller's acknowledgement for a moment.
+  const deadline = Date.now() + topicVisibleBudgetMs;
+  for (;;) {
+    const created = await admin.describeTopic(topic);
+    if (created) {
+      if (created.partitions !== partitions) {
+        throw operationalError(
+          `topic ${topic} was created with ${created.partitions} partitions instead of ${partitions}; inspect it before use`,
+        );
+      }
+      return created;
+    }
+    if (Date.now() >= deadline) {
+      throw operationalError(
+        `topic ${topic} was acknowledged as created but is not visible in metadata after ${topicVisibleBudgetMs} ms; inspect topic ${topic} on ${admin.brokers}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, topicVisiblePollMs));
+  }
+}
+
+async function checkRetention(brokers: string, topic: string): Promise<void> {
+  const effective = await describeTopicConfig(brokers, topic, retentionConfigNames);
+  const wrong = retentionConfigNames.filter((name) => effective[name] !== sourceTopicConfig[name]);
+  if (wrong.length > 0) {
+    const got = wrong.map((name) => `${name}=${effective[name] ?? '(absent)'}`).join(', ');
+    throw operationalError(
+      `topic ${topic} was created but the broker reports ${got}, not unlimited delete-only retention: fix or delete topic ${topic} before use`,
+    );
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * `amendsctl source-load --manifest M --file F [--delivery-timeout-ms 30000] [--brokers B]`
+ * (cli.md, verification.md "Producer session guard").
+ *
+ * Order, each step before the next:
+ *  1. AMENDS_DATABASE_URL must be set (one line, exit 1, before anything is read);
+ *  2. the manifest and the *whole* file are read and validated: an invalid line names its
+ *     number and nothing is published;
+ *  3. the namespace is registered (migrations are applied on first use);
+ *  4. the producer guard of the source incarnation is taken, or the load is refused
+ *     naming its holder; it is held until the producer has fully disconnected;
+ *  5. the live topic is checked against the manifest (UUID, partition count);
+ *  6. lines are published in file order to their mapped partitions with an idempotent
+ *     producer; `line N -> partition P offset O` is printed per line, in file order.
+ * A failed or unknown publication exits 1 naming the line; rerunning may redeliver
+ * identical revisions, which the worker decides as DUPLICATE.
+ */
+import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import type { Manifest } from '../../domain/config.js';
+import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
+import { withKafkaAdmin } from '../../io/kafka-admin.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { describeHolder, ProducerGuard } from '../../io/producer-guard.js';
+import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/source-producer.js';
+import { type CommandIo, defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+import { readInputText, readManifestFile } from '../input-files.js';
+import { createProgress, type Progress } from '../progress-bar.js';
+
+const defaultDeliveryTimeoutMs = 30_000;
+const deliveryTimeoutMaxMs = 600_000;
+/** At most this many records queued and unacknowledged at once (memory and timer bound). */
+const inFlightMax = 10_000;
+/** Time the producer gets to flush and disconnect at the end. */
+const producerCloseTimeoutMs = 10_000;
+
+type LineOutcome = { delivered: Delivery } | { error: PublicationError };
+
+export const sourceLoadCommand = defineCommand({
+  name: 'source-load',
+  summary: 'validate a fixture file, then publish it to the source topic',
+  help: `source-load --manifest M --file F [--delivery-timeout-ms 30000]
+
+  Validates every line of F first ({"key":{item,location},"value":{…}}, the key a
+  configured stock key); any invalid line: its number and reason, nothing published,
+  exit 1. Then publishes the lines in file order to their mapped partitions (canonical
+  JSON key and value, idempotent producer) and prints "line N -> partition P offset O"
+  per line. Holds the source's producer guard while publishing: refuses (exit 1) while
+  another load or a verify holds it. Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --manifest M              the manifest source-create printed (required)
+    --file F                  fixture file, JSON Lines (required)
+    --delivery-timeout-ms N   per-record delivery deadline (default 30000)
+    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl source-load --manifest demo-1.manifest.json --file fixtures/before.jsonl`,
+  flags: {
+    manifest: { type: 'string' },
+    file: { type: 'string' },
+    deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const { manifest: manifestPath, file, deliveryTimeoutMs } = cli.flags;
+    if (manifestPath === undefined || manifestPath === '') throw usageError('--manifest is required');
+    if (file === undefined || file === '') throw usageError('--file is required');
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1 || deliveryTimeoutMs > deliveryTimeoutMaxMs) {
+      throw usageError(`--delivery-timeout-ms must be an integer in [1, ${deliveryTimeoutMaxMs}]`);
+    }
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+
+    const manifest = await readManifestFile(manifestPath);
+    const text = await readInputText(file, 'fixture file');
+    const lines = encodeFixtureFile(text, manifest.config);
+    if (lines.length === 0) throw invalidInput(`fixture file ${file} has no lines: nothing to publish`);
+
+    const applicationName = `amendsctl source-load pid ${process.pid}`;
+    const db = await Database.open(databaseUrl, applicationName);
+    try {
+      try {
+        await registerNamespace(db.pool, manifest);
+      } catch (error) {
+        throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
+      }
+      await loadUnderGuard(manifest, lines, { databaseUrl, brokers, deliveryTimeoutMs, applicationName }, io);
+    } finally {
+      await db.close();
+    }
+    return exitCodes.ok;
+  },
+});
+
+interface LoadSettings {
+  databaseUrl: string;
+  brokers: string;
+  deliveryTimeoutMs: number;
+  applicationName: string;
+}
+
+async function loadUnderGuard(
+  manifest: Manifest,
+  lines: EncodedFixtureLine[],
+  settings: LoadSettings,
+  io: CommandIo,
+): Promise<void> {
+  const incarnation = manifest.config.source_incarnation;
+  const guard = await ProducerGuard.open(settings.databaseUrl, incarnation, `${settings.applicationName} guard`);
+  try {
+    const attempt = await guard.tryAcquire();
+    if (!attempt.acquired) {
+      throw operationalError(
+        `the producer guard of source ${incarnation} is held by ${describeHolder(attempt.holder)}: another load or a verify is running; nothing was published, try again when it has finished`,
+      );
+    }
+    await checkLiveTopic(manifest, settings.brokers);
+    await publishLines(manifest, lines, guard, settings, io);
+  } finally {
+    // Only now: the producer has fully disconnected (publishLines closes it in its finally).
+    await guard.release();
+  }
+}
+
+/**
+ * The topic named in the manifest must still be the incarnation the namespace was created
+ * over. A deleted and recreated topic has the same name but a new UUID: publishing into it
+ * would put records where this namespace's frontiers and decisions do not apply (the
+ * worker would reject that source as recreated, worker.md §2), so refuse before writing.
+ * Likewise a changed partition count would break the key → partition mapping.
+ */
+async function checkLiveTopic(manifest: Manifest, brokers: string): Promise<void> {
+  const topic = manifest.source_topic;
+  const expected = manifest.config.source_incarnation;
+  const live = await withKafkaAdmin(brokers, `amendsctl-source-load-${process.pid}`, (admin) =>
+    admin.describeTopic(topic),
+  );
+  if (!live) {
+    throw operationalError(
+      `source topic ${topic} does not exist on ${brokers} (the manifest expects ${expected}): nothing was published`,
+    );
+  }
+  if (live.incarnation !== expected) {
+    throw operationalError(
+      `source topic ${topic} is ${live.incarnation}, but the manifest's incarnation is ${expected}: the topic was deleted and recreated; nothing was published (create a new namespace with source-create)`,
+    );
+  }
+  if (live.partitions !== manifest.config.partitions) {
+    throw operationalError(
+      `source topic ${topic} has ${live.partitions} partitions, the manifest says ${manifest.config.partitions}: nothing was published`,
+    );
+  }
+}
+
+async function publishLines(
+  manifest: Manifest,
+  lines: EncodedFixtureLine[],
+  guard: ProducerGuard,
+  settings: LoadSettings,
+  io: CommandIo,
+): Promise<void> {
+  const producer = await SourceProducer.open({
+    brokers: settings.brokers,
+    clientId: `amendsctl-source-load-${process.pid}`,
+    deliveryTimeoutMs: settings.deliveryTimeoutMs,
+  });
+  const outcomes: (LineOutcome | undefined)[] = new Array(lines.length).fill(undefined);
+  const progress: Progress = createProgress(io, lines.length, 'source-load');
+  let completed = 0;
+  let printed = 0;
+  let stopReason: string | undefined;
+  let closeError: unknown;
+  const inFlight: Promise<void>[] = [];
+
+  // Coordinates appear in file order: a line is printed once it and every line before it
+  // have an outcome (failed lines print nothing on stdout; the diagnostic names them).
+  const printReady = () => {
+    while (printed < lines.length) {
+      const outcome = outcomes[printed];
+      if (outcome === undefined) break;
+      const line = lines[printed]!;
+      if ('delivered' in outcome) {
+        progress.printLine(
+          `line ${line.line} -> partition ${outcome.delivered.partition} offset ${outcome.delivered.offset}`,
+        );
+      }
+      printed++;
+    }
+  };
+
+  // Every line gets exactly one outcome; the first error stops further queuing (lines
+  // already queued still settle, bounded by the delivery timeout).
+  const settle = (i: number, outcome: LineOutcome) => {
+    outcomes[i] = outcome;
+    if ('error' in outcome) stopReason ??= `line ${lines[i]!.line} was not published`;
+    completed++;
+    progress.update(completed);
+    printReady();
+  };
+  const asPublicationError = (error: unknown) =>
+    error instanceof PublicationError ? error : new PublicationError('failed', String(error));
+
+  try {
+    for (let i = 0; i < lines.length; i++) {
+      if (stopReason !== undefined) break;
+      if (guard.lost !== undefined) {
+        stopReason = `the producer guard was lost (${guard.lost})`;
+        break;
+      }
+      if (i >= inFlightMax) await inFlight[i - inFlightMax];
+      const line = lines[i]!;
+      let queued: QueuedRecord;
+      try {
+        // Awaited before the next line is queued: file order is queue order.
+        queued = await producer.enqueue(manifest.source_topic, line.partition, line.key, line.value);
+      } catch (error) {
+        settle(i, { error: asPublicationError(error) });
+        break;
+      }
+      inFlight.push(
+        queued.delivered.then(
+          (delivered) => settle(i, { delivered }),
+          (error: unknown) => settle(i, { error: asPublicationError(error) }),
+        ),
+      );
+    }
+    await Promise.all(inFlight);
+  } finally {
+    // Every queued line has an outcome here (each is bounded by the delivery timeout);
+    // close() still rejects any stragglers as unknown and waits for the full disconnect.
+    closeError = await producer.close(producerCloseTimeoutMs).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    progress.stop();
+  }
+  printReady();
+  const problem = summarizeFailures(lines, outcomes, guard.lost);
+  if (problem !== undefined) throw operationalError(problem);
+  if (closeError !== undefined) {
+    // All lines were acknowledged, but the client did not confirm its shutdown in time.
+    throw operationalError(
+      `every line was acknowledged, but closing the producer failed: ${(closeError as Error).message}`,
+    );
+  }
+}
+
+/** One line naming the first failed or unknown line (file order) and what happened to the rest. */
+function summarizeFailures(
+  lines: EncodedFixtureLine[],
+  outcomes: (LineOutcome | undefined)[],
+  guardLost: string | undefined,
+): string | undefined {
+  let delivered = 0;
+  let failed = 0;
+  let unknown = 0;
+  let notSent = 0;
+  let first: { line: number; error: PublicationError } | undefined;
+  outcomes.forEach((outcome, i) => {
+    if (outcome === undefined) notSent++;
+    else if ('delivered' in outcome) delivered++;
+    else {
+      if (outcome.error.kind === 'unknown') unknown++;
+      else failed++;
+      first ??= { line: lines[i]!.line, error: outcome.error };
+    }
+  });
+  if (first === undefined && notSent === 0) return undefined;
+  const counts = `${delivered} of ${lines.length} lines acknowledged, ${failed} failed, ${unknown} unknown, ${notSent} not sent`;
+  const rerun = 'rerunning may redeliver identical revisions (the worker decides them as DUPLICATE)';
+  if (first !== undefined) {
+    const what = first.error.kind === 'unknown' ? 'publication outcome is unknown' : 'publication failed';
+    return `line ${first.line}: ${what}: ${first.error.message} (${counts}); ${rerun}`;
+  }
+  return `the load stopped early: ${guardLost ? `the producer guard was lost (${guardLost})` : 'lines were left unsent'} (${counts}); ${rerun}`;
+}

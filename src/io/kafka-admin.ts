@@ -1,0 +1,144 @@
+/**
+ * The broker's admin API through librdkafka's AdminClient (@confluentinc/kafka-javascript):
+ * create and describe topics. Every call carries an explicit timeout and the
+ * client is always disconnected (use `withKafkaAdmin`).
+ *
+ * The effective topic configuration is not here: librdkafka's client lacks DescribeConfigs
+ * (library-notes.md, upstream issue #444); see topic-config.ts.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { operationalError } from '../domain/amends-error.js';
+import { assertInvariant } from './invariant.js';
+import {
+  describeKafkaError,
+  kafkaErrorCode,
+  kafkaErrorCodes,
+  librdkafkaBaseConfig,
+  viaCallback,
+} from './kafka-connection.js';
+import { incarnationFromTopicId, isZeroTopicId, type KafkaTopicId } from './topic-incarnation.js';
+
+/** How long one admin request may take before it counts as failed (or, for creation, unknown). */
+export const adminRequestTimeoutMs = 10_000;
+
+const reachAdvice = ': is the broker running (npm run up) and are --brokers / AMENDS_BROKERS right?';
+
+export interface NewTopicSpec {
+  topic: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Topic configuration; librdkafka wants every value as a string (library-notes.md). */
+  config: Record<string, string>;
+}
+
+export interface TopicDescription {
+  topic: string;
+  /** `kafka:` + the topic UUID in lowercase hex. */
+  incarnation: string;
+  partitions: number;
+}
+
+/**
+ * What a creation request told us. Only `created` and `already-exists` are answers about the
+ * topic; `failed` and `unknown` prove nothing: the topic may exist anyway (worker.md §1).
+ */
+export type TopicCreation =
+  | { outcome: 'created' }
+  | { outcome: 'already-exists'; detail: string }
+  | { outcome: 'failed'; detail: string }
+  | { outcome: 'unknown'; detail: string };
+
+export class KafkaAdmin {
+  private closed = false;
+
+  private constructor(
+    private readonly client: RdKafka.IAdminClient,
+    readonly brokers: string,
+  ) {}
+
+  /** AdminClient.create connects lazily: an unreachable broker shows up as a timed-out request. */
+  static open(brokers: string, clientId: string): KafkaAdmin {
+    try {
+      return new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId)), brokers);
+    } catch (error) {
+      throw operationalError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
+    }
+  }
+
+  /** The topic's UUID and partition count, or undefined when the broker does not know the topic. */
+  async describeTopic(topic: string): Promise<TopicDescription | undefined> {
+    let descriptions: RdKafka.TopicDescription[];
+    try {
+      descriptions = await viaCallback<RdKafka.TopicDescription[]>((done) =>
+        this.client.describeTopics([topic], { timeout: adminRequestTimeoutMs }, done),
+      );
+    } catch (error) {
+      const unreachable = kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : '';
+      throw operationalError(
+        `cannot describe topic ${topic} on brokers ${this.brokers}: ${describeKafkaError(error)}${unreachable}`,
+        error,
+      );
+    }
+    const description = descriptions.find((d) => d.name === topic);
+    assertInvariant(description !== undefined, `describeTopics answered without topic ${topic}`);
+    // An unknown topic is a per-topic error in the answer, not a failed call (seen on Kafka 4.1).
+    if (kafkaErrorCode(description.error) === kafkaErrorCodes.unknownTopicOrPartition) return undefined;
+    if (description.error) {
+      throw operationalError(`cannot describe topic ${topic}: ${describeKafkaError(description.error)}`);
+    }
+    // Runtime shape differs from the typings (library-notes.md): signed bigint halves + `base64`.
+    const topicId = description.topicId as unknown as KafkaTopicId;
+    if (isZeroTopicId(topicId)) {
+      throw operationalError(
+        `the broker reported no topic UUID for ${topic}: amends needs a broker with topic ids (Kafka 2.8+ metadata)`,
+      );
+    }
+    return { topic, incarnation: incarnationFromTopicId(topicId), partitions: description.partitions.length };
+  }
+
+  async createTopic(spec: NewTopicSpec): Promise<TopicCreation> {
+    try {
+      await viaCallback<void>((done) =>
+        this.client.createTopic(
+          {
+            topic: spec.topic,
+            num_partitions: spec.partitions,
+            replication_factor: spec.replicationFactor,
+            config: spec.config,
+          },
+          adminRequestTimeoutMs,
+          done,
+        ),
+      );
+      return { outcome: 'created' };
+    } catch (error) {
+      const code = kafkaErrorCode(error);
+      const detail = describeKafkaError(error);
+      if (code === kafkaErrorCodes.topicAlreadyExists) return { outcome: 'already-exists', detail };
+      // A local timeout means the request may or may not have reached the controller.
+      if (code === kafkaErrorCodes.timedOut || code === undefined || code < 0) return { outcome: 'unknown', detail };
+      return { outcome: 'failed', detail };
+    }
+  }
+
+  /** Synchronous in the library: it frees the handle; there is no completion callback. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.disconnect();
+  }
+}
+
+/** Runs `use` with an admin client that is always closed afterwards. */
+export async function withKafkaAdmin<T>(
+  brokers: string,
+  clientId: string,
+  use: (admin: KafkaAdmin) => Promise<T>,
+): Promise<T> {
+  const admin = KafkaAdmin.open(brokers, clientId);
+  try {
+    return await use(admin);
+  } finally {
+    admin.close();
+  }
+}

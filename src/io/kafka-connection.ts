@@ -1,0 +1,62 @@
+/**
+ * How amends reaches the brokers: the bootstrap list (flag, then AMENDS_BROKERS, then the
+ * local stack's default, cli.md), the settings every librdkafka client gets so that no
+ * connection attempt waits unboundedly, and a one-line description of a client error.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+
+export const defaultBrokers = '127.0.0.1:19092';
+
+/** librdkafka error codes amends tells apart (lib/error.js of @confluentinc/kafka-javascript). */
+export const kafkaErrorCodes = {
+  unknownTopicOrPartition: RdKafka.CODES.ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,
+  topicAlreadyExists: RdKafka.CODES.ERRORS.ERR_TOPIC_ALREADY_EXISTS,
+  timedOut: RdKafka.CODES.ERRORS.ERR__TIMED_OUT,
+  messageTimedOut: RdKafka.CODES.ERRORS.ERR__MSG_TIMED_OUT,
+  queueFull: RdKafka.CODES.ERRORS.ERR__QUEUE_FULL,
+} as const;
+
+/** `--brokers` wins over AMENDS_BROKERS, which wins over the local stack's address. */
+export function resolveBrokers(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  const chosen = flag?.trim() || env.AMENDS_BROKERS?.trim() || defaultBrokers;
+  return chosen;
+}
+
+/** Per-socket limits: a dead or wrong address fails within seconds, not librdkafka's 30-60 s defaults. */
+const socketConnectionSetupTimeoutMs = 5_000;
+const socketTimeoutMs = 10_000;
+
+/** The settings shared by every librdkafka client amends creates. */
+export function librdkafkaBaseConfig(brokers: string, clientId: string): RdKafka.GlobalConfig {
+  return {
+    'bootstrap.servers': brokers,
+    'client.id': clientId,
+    'socket.connection.setup.timeout.ms': socketConnectionSetupTimeoutMs,
+    'socket.timeout.ms': socketTimeoutMs,
+  };
+}
+
+/** A librdkafka error as `message (code N)`; anything else as its message. */
+export function describeKafkaError(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'code' in error && 'message' in error) {
+    const { code, message } = error as { code: unknown; message: unknown };
+    return `${String(message)} (code ${String(code)})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The numeric librdkafka code of an error, when it has one. */
+export function kafkaErrorCode(error: unknown): number | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'number' ? code : undefined;
+  }
+  return undefined;
+}
+
+/** Turns one node-style callback call of the librdkafka-style API into a promise. */
+export function viaCallback<T>(start: (done: (error: unknown, result?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    start((error, result) => (error ? reject(error) : resolve(result as T)));
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * The namespace registry (worker.md §1). The first process that uses the database for a
+ * namespace registers its manifest; every later one must bring a manifest with the same
+ * configuration digest, or it refuses to run.
+ */
+import { invalidInput } from '../domain/amends-error.js';
+import { configDigest, type Manifest, type NamespaceConfig } from '../domain/config.js';
+import type { Queryable } from './postgres.js';
+
+export interface RegisteredNamespace {
+  namespace: string;
+  sourceTopic: string;
+  sourceIncarnation: string;
+  config: NamespaceConfig;
+  configDigest: string;
+  createdAt: Date;
+}
+
+/** `registered`: this call inserted the row; `unchanged`: it was there with the same digest. */
+export type Registration = 'registered' | 'unchanged';
+
+interface NamespaceRow {
+  namespace: string;
+  source_topic: string;
+  source_incarnation: string;
+  config: NamespaceConfig;
+  config_digest: string;
+  created_at: Date;
+}
+
+export async function readNamespace(db: Queryable, namespace: string): Promise<RegisteredNamespace | undefined> {
+  const result = await db.query<NamespaceRow>(
+    `SELECT namespace, source_topic, source_incarnation, config, config_digest, created_at
+       FROM namespaces WHERE namespace = $1`,
+    [namespace],
+  );
+  const row = result.rows[0];
+  if (!row) return undefined;
+  return {
+    namespace: row.namespace,
+    sourceTopic: row.source_topic,
+    sourceIncarnation: row.source_incarnation,
+    config: row.config,
+    configDigest: row.config_digest,
+    createdAt: row.created_at,
+  };
+}
+
+/**
+ * Inserts (namespace, source_topic, config, digest) when absent; when present, accepts only
+ * the same digest and source topic. Safe under concurrent first use: ON CONFLICT DO NOTHING,
+ * then whoever lost the race compares with the winner's row.
+ */
+export async function registerNamespace(db: Queryable, manifest: Manifest): Promise<Registration> {
+  const { config } = manifest;
+  const digest = configDigest(config);
+  const inserted = await db.query(
+    `INSERT INTO namespaces (namespace, source_topic, source_incarnation, config, config_digest)
+     VALUES ($1, $2, $3, $4::jsonb, $5)
+     ON CONFLICT (namespace) DO NOTHING`,
+    [config.namespace, manifest.source_topic, config.source_incarnation, JSON.stringify(config), digest],
+  );
+  if (inserted.rowCount === 1) return 'registered';
+  const existing = await readNamespace(db, config.namespace);
+  if (!existing) {
+    // Deleted between our INSERT and SELECT: nothing in amends deletes namespaces.
+    throw invalidInput(`namespace ${config.namespace} vanished while registering it: run the command again`);
+  }
+  if (existing.configDigest !== digest) {
+    throw invalidInput(
+      `namespace ${config.namespace} is registered with config digest ${existing.configDigest}, but this manifest's config digest is ${digest}: use the manifest saved when the namespace was created (amendsctl manifest-recover --namespace ${config.namespace} rebuilds it), or choose a new namespace`,
+    );
+  }
+  if (existing.sourceTopic !== manifest.source_topic) {
+    throw invalidInput(
+      `namespace ${config.namespace} is registered for source topic ${existing.sourceTopic}, but this manifest names ${manifest.source_topic}`,
+    );
+  }
+  return 'unchanged';
+}

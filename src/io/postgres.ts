@@ -1,0 +1,157 @@
+/**
+ * PostgreSQL connections for amends: the URL from AMENDS_DATABASE_URL, the session limits
+ * every connection starts with, one-line diagnostics for a missing or unreachable database,
+ * and the pool that applies the schema migrations before its first use.
+ */
+import pg from 'pg';
+import { AmendsError, operationalError } from '../domain/amends-error.js';
+import { applyMigrations } from './migrations.js';
+
+/**
+ * Session limits (worker.md §5): a frozen process may not hold a row lock or an open
+ * transaction past the 20 s callback/poll budget, and no statement runs unbounded.
+ * They go in the startup packet, so they hold from the first statement of every session.
+ */
+export const sessionLimits = {
+  statementTimeoutMs: 5_000,
+  lockTimeoutMs: 5_000,
+  idleInTransactionSessionTimeoutMs: 10_000,
+} as const;
+const connectTimeoutMs = 5_000;
+const poolSizeMax = 4;
+
+const missingUrlAdvice =
+  'set it to the database of this namespace, e.g. export AMENDS_DATABASE_URL=postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable for the local stack (npm run up)';
+
+/** The database URL of a command that needs one (cli.md); one actionable line when missing. */
+export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
+  const url = env.AMENDS_DATABASE_URL?.trim();
+  if (!url) throw operationalError(`AMENDS_DATABASE_URL is not set: ${missingUrlAdvice}`);
+  // pg resolves anything else relative to a dummy host and then fails to resolve "base".
+  if (!/^postgres(ql)?:\/\//.test(url)) {
+    throw operationalError(`AMENDS_DATABASE_URL is not a postgres:// URL: ${missingUrlAdvice}`);
+  }
+  return url;
+}
+
+/** host:port/database of a URL, never its credentials: what diagnostics may show. */
+export function databaseTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return '(unparseable AMENDS_DATABASE_URL)';
+  }
+}
+
+/**
+ * The pg configuration of every amends session. `application_name` names the process
+ * (command and pid) so pg_stat_activity shows who holds what. Query parameters of the URL
+ * (e.g. `options=-c search_path=…`) still apply: pg merges them over these settings.
+ */
+export function sessionConfig(url: string, applicationName: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    application_name: applicationName,
+    statement_timeout: sessionLimits.statementTimeoutMs,
+    lock_timeout: sessionLimits.lockTimeoutMs,
+    idle_in_transaction_session_timeout: sessionLimits.idleInTransactionSessionTimeoutMs,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+  };
+}
+
+/** One line that says what failed and what to do; the URL's credentials never appear. */
+export function describeDatabaseError(error: unknown, url: string, doing: string): AmendsError {
+  if (error instanceof AmendsError) return error;
+  const target = databaseTarget(url);
+  const e = error as { code?: unknown; message?: unknown; errors?: unknown };
+  // Node reports a refused dual-stack connect as an AggregateError with an empty message.
+  let message = typeof e.message === 'string' ? e.message : String(error);
+  if (!message && Array.isArray(e.errors) && e.errors.length > 0) message = String((e.errors[0] as Error).message);
+  if (!message && typeof e.code === 'string') message = e.code;
+  message = message.split('\n', 1)[0] ?? '';
+  const code = typeof e.code === 'string' ? e.code : '';
+  const unreachable =
+    /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/.test(code) ||
+    /timeout expired|Connection terminated|connect ECONN/i.test(message);
+  if (unreachable) {
+    return operationalError(
+      `cannot reach the database at ${target} (${message}): start it (npm run up) or fix AMENDS_DATABASE_URL`,
+      error,
+    );
+  }
+  if (error instanceof TypeError && /Invalid URL/i.test(message)) {
+    return operationalError('AMENDS_DATABASE_URL is not a valid postgres:// URL', error);
+  }
+  const sqlState = /^[0-9A-Z]{5}$/.test(code) ? ` [SQLSTATE ${code}]` : '';
+  return operationalError(`database ${target}: ${doing} failed: ${message}${sqlState}`, error);
+}
+
+/** Something that runs queries: a pool, a pooled client or a dedicated client. */
+export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.ClientBase, 'query'>;
+
+export class Database {
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly url: string,
+  ) {}
+
+  /**
+   * Connects, checks the database answers, and applies pending migrations (migrations.ts)
+   * before anything else touches the schema.
+   */
+  static async open(url: string, applicationName: string): Promise<Database> {
+    let pool: pg.Pool;
+    try {
+      pool = new pg.Pool({ ...sessionConfig(url, applicationName), max: poolSizeMax });
+    } catch (error) {
+      throw describeDatabaseError(error, url, 'configuring the connection');
+    }
+    // An idle pooled connection that dies emits 'error' on the pool; without a listener Node
+    // would crash the process. The next query reports the failure instead.
+    pool.on('error', () => {});
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw describeDatabaseError(error, url, 'connecting');
+    }
+    try {
+      await applyMigrations(client);
+      client.release();
+    } catch (error) {
+      // Release before end(): pool.end() waits for checked-out clients. `true` discards the
+      // connection, whatever state the failure left it in.
+      client.release(true);
+      await pool.end().catch(() => {});
+      throw describeDatabaseError(error, url, 'applying the schema migrations');
+    }
+    return new Database(pool, url);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => {});
+  }
+}
+
+/**
+ * A dedicated connection outside any pool, for session state that must live exactly as
+ * long as the connection (the producer guard's advisory lock).
+ */
+export async function connectDedicated(url: string, applicationName: string): Promise<pg.Client> {
+  let client: pg.Client;
+  try {
+    client = new pg.Client(sessionConfig(url, applicationName));
+  } catch (error) {
+    throw describeDatabaseError(error, url, 'configuring the connection');
+  }
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw describeDatabaseError(error, url, 'connecting');
+  }
+  return client;
+}

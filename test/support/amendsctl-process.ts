@@ -1,0 +1,68 @@
+/**
+ * Runs the built `amendsctl` (bin/amendsctl → dist/) as a child process, the way a user
+ * does, and returns its exit code and output. It runs what `npm run build` last built.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const binary = join(repoRoot, 'bin/amendsctl');
+const builtEntry = join(repoRoot, 'dist/cli/amendsctl.js');
+const runTimeoutMs = 45_000;
+
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Fails (never skips) when the build is missing. Freshness is not checked here: tsc's
+ * incremental build leaves unchanged outputs with old timestamps, so mtimes prove nothing;
+ * npm test builds first (scripts/bootstrap.sh), and locally `npm run build` does.
+ */
+export function requireBuild(): void {
+  if (!existsSync(builtEntry)) throw new Error(`${relative(repoRoot, builtEntry)} is missing: run npm run build`);
+}
+
+/**
+ * `env` replaces the inherited environment entirely (plus PATH), so a test states exactly
+ * which AMENDS_* variables the command sees.
+ */
+export function runAmendsctl(args: string[], env: Record<string, string> = {}): Promise<ProcessResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [binary, ...args], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`amendsctl ${args.join(' ')} did not exit within ${runTimeoutMs} ms; stderr: ${stderr}`));
+    }, runTimeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The diagnostic contract (cli.md): exactly one line, no stack trace. */
+export function isOneLineDiagnostic(stderr: string): boolean {
+  const lines = stderr.split('\n').filter((l) => l !== '');
+  return lines.length === 1 && !/^\s+at /m.test(stderr);
+}

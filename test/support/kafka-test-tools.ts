@@ -1,0 +1,104 @@
+/**
+ * Broker operations the integration tests need around the code under test: making and
+ * deleting their own topics, end offsets, and reading records back. Straight librdkafka
+ * calls, not amends' adapters, so a test does not check amends with amends.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { testBrokers } from './endpoints.js';
+
+const timeoutMs = 10_000;
+
+function call<T>(start: (done: (error: unknown, result?: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => start((e, r) => (e ? reject(e) : resolve(r as T))));
+}
+
+export async function withTestAdmin<T>(use: (admin: RdKafka.IAdminClient) => Promise<T>): Promise<T> {
+  const admin = RdKafka.AdminClient.create({ 'bootstrap.servers': testBrokers, 'client.id': 'amends-test-admin' });
+  try {
+    return await use(admin);
+  } finally {
+    admin.disconnect();
+  }
+}
+
+export function createTestTopic(topic: string, partitions: number, config: Record<string, string> = {}): Promise<void> {
+  return withTestAdmin((admin) =>
+    call<void>((done) =>
+      admin.createTopic({ topic, num_partitions: partitions, replication_factor: 1, config }, timeoutMs, done),
+    ),
+  );
+}
+
+/** Deletes the given topics (only ever the test's own); a topic that is already gone is fine. */
+export function deleteTestTopics(topics: Iterable<string>): Promise<void> {
+  return withTestAdmin(async (admin) => {
+    for (const topic of topics) {
+      await call<void>((done) => admin.deleteTopic(topic, timeoutMs, done)).catch((error: { code?: number }) => {
+        if (error.code !== RdKafka.CODES.ERRORS.ERR_UNKNOWN_TOPIC_OR_PART) throw error;
+      });
+    }
+  });
+}
+
+/** Whether the broker knows the topic. */
+export function topicExists(topic: string): Promise<boolean> {
+  return withTestAdmin(async (admin) => {
+    const [d] = await call<RdKafka.TopicDescription[]>((done) =>
+      admin.describeTopics([topic], { timeout: timeoutMs }, done),
+    );
+    return d !== undefined && d.error === undefined;
+  });
+}
+
+/** The log end offset of each partition 0..partitions-1. */
+export function endOffsets(topic: string, partitions: number): Promise<number[]> {
+  return withTestAdmin(async (admin) => {
+    const result = await call<RdKafka.ListOffsetsResult[]>((done) =>
+      admin.listOffsets(
+        Array.from({ length: partitions }, (_, partition) => ({
+          topic,
+          partition,
+          offset: RdKafka.OffsetSpec.LATEST,
+        })),
+        { timeout: timeoutMs },
+        done,
+      ),
+    );
+    return result.sort((a, b) => a.partition - b.partition).map((r) => r.offset);
+  });
+}
+
+export interface ReadRecord {
+  partition: number;
+  offset: number;
+  key: Buffer | null;
+  value: Buffer | null;
+}
+
+/** Reads exactly `count` records of one partition from offset 0 (assign, no group membership). */
+export async function readPartition(topic: string, partition: number, count: number): Promise<ReadRecord[]> {
+  const consumer = new RdKafka.KafkaConsumer(
+    {
+      'bootstrap.servers': testBrokers,
+      'group.id': `amends-test-reader-${process.pid}-${Date.now()}`,
+      'enable.auto.commit': false,
+      'enable.partition.eof': false,
+    },
+    { 'auto.offset.reset': 'earliest' },
+  );
+  await call((done) => consumer.connect({ timeout: timeoutMs }, done));
+  try {
+    consumer.assign([{ topic, partition, offset: 0 }]);
+    const records: ReadRecord[] = [];
+    const deadline = Date.now() + timeoutMs;
+    while (records.length < count && Date.now() < deadline) {
+      const batch = await call<RdKafka.Message[]>((done) => consumer.consume(count - records.length, done));
+      for (const m of batch) {
+        records.push({ partition: m.partition, offset: m.offset, key: (m.key as Buffer) ?? null, value: m.value });
+      }
+    }
+    return records;
+  } finally {
+    await call((done) => consumer.disconnect(done)).catch(() => {});
+  }
+}
