@@ -94,8 +94,10 @@ export async function runExecutable(exe: Executable, argv: string[], io: Command
   try {
     return await command.run(cli as never, io);
   } catch (error) {
-    io.stderr.write(`${diagnosticFor(`${exe.program} ${command.name}`, error)}\n`);
-    if (exitCodeFor(error) === exitCodes.usage) io.stderr.write(`${help}\n`);
+    // A bad flag value is one line like every diagnostic, pointing at the help; unknown and
+    // missing flags (above) print the help itself, as cli.md asks.
+    const hint = exitCodeFor(error) === exitCodes.usage ? ` (see ${exe.program} ${command.name} --help)` : '';
+    io.stderr.write(`${diagnosticFor(`${exe.program} ${command.name}`, error)}${hint}\n`);
     if (io.env.AMENDS_DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);
   }
