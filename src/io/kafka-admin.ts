@@ -38,6 +38,9 @@ export interface TopicDescription {
   partitions: number;
 }
 
+/** Which end of a partition `listOffsets` reads. */
+export type OffsetBoundary = 'log-start' | 'read-committed-end';
+
 /**
  * What a creation request told us. Only `created` and `already-exists` are answers about the
  * topic; `failed` and `unknown` prove nothing: the topic may exist anyway (worker.md §1).
@@ -66,11 +69,11 @@ export class KafkaAdmin {
   }
 
   /** The topic's UUID and partition count, or undefined when the broker does not know the topic. */
-  async describeTopic(topic: string): Promise<TopicDescription | undefined> {
+  async describeTopic(topic: string, timeoutMs = adminRequestTimeoutMs): Promise<TopicDescription | undefined> {
     let descriptions: RdKafka.TopicDescription[];
     try {
       descriptions = await viaCallback<RdKafka.TopicDescription[]>((done) =>
-        this.client.describeTopics([topic], { timeout: adminRequestTimeoutMs }, done),
+        this.client.describeTopics([topic], { timeout: timeoutMs }, done),
       );
     } catch (error) {
       const unreachable = kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : '';
@@ -119,6 +122,57 @@ export class KafkaAdmin {
       if (code === kafkaErrorCodes.timedOut || code === undefined || code < 0) return { outcome: 'unknown', detail };
       return { outcome: 'failed', detail };
     }
+  }
+
+  /**
+   * One offset per requested partition, in one ListOffsets call: the log start offset
+   * (`log-start`, the retained start) or the last stable offset (`read-committed-end`: LATEST
+   * under READ_COMMITTED; an open transaction holds it at its first offset). A partition may
+   * appear only once per call (library-notes.md), hence one call per boundary.
+   */
+  async listOffsets(
+    topic: string,
+    partitions: readonly number[],
+    boundary: OffsetBoundary,
+    timeoutMs = adminRequestTimeoutMs,
+  ): Promise<Map<number, number>> {
+    assertInvariant(new Set(partitions).size === partitions.length, `listOffsets: duplicate partitions`);
+    if (partitions.length === 0) return new Map();
+    const spec = boundary === 'log-start' ? RdKafka.OffsetSpec.EARLIEST : RdKafka.OffsetSpec.LATEST;
+    let results: RdKafka.ListOffsetsResult[];
+    try {
+      results = await viaCallback<RdKafka.ListOffsetsResult[]>((done) =>
+        this.client.listOffsets(
+          partitions.map((partition) => ({ topic, partition, offset: spec })),
+          { timeout: timeoutMs, isolationLevel: RdKafka.IsolationLevel.READ_COMMITTED },
+          done,
+        ),
+      );
+    } catch (error) {
+      throw operationalError(
+        `cannot list the ${boundary} offsets of topic ${topic} on brokers ${this.brokers}: ${describeKafkaError(error)}`,
+        error,
+      );
+    }
+    const offsets = new Map<number, number>();
+    for (const result of results) {
+      if (result.topic !== topic || !partitions.includes(result.partition)) continue;
+      if (result.error) {
+        throw operationalError(
+          `cannot list the ${boundary} offset of ${topic}[${result.partition}]: ${describeKafkaError(result.error)}`,
+        );
+      }
+      // int64 arrives as a JS number: only a safe, non-negative integer is a usable offset.
+      assertInvariant(
+        Number.isSafeInteger(result.offset) && result.offset >= 0,
+        `the ${boundary} offset of ${topic}[${result.partition}] is ${result.offset}`,
+      );
+      offsets.set(result.partition, result.offset);
+    }
+    for (const partition of partitions) {
+      assertInvariant(offsets.has(partition), `listOffsets answered without ${topic}[${partition}]`);
+    }
+    return offsets;
   }
 
   /** Synchronous in the library: it frees the handle; there is no completion callback. */

@@ -10,7 +10,7 @@
 import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
 
-/** Bounds for the one short-lived kafkajs connection of a call. */
+/** Bounds for the kafkajs connection and each request. */
 const connectionTimeoutMs = 3_000;
 const requestTimeoutMs = 5_000;
 const retries = 2;
@@ -19,48 +19,93 @@ const retries = 2;
 export const retentionConfigNames = ['cleanup.policy', 'retention.ms', 'retention.bytes'] as const;
 
 /**
- * Returns name → value for the requested names (all of the topic's entries when `names` is
- * omitted). A value the broker marks sensitive comes back as null.
+ * A kafkajs admin connection kept open across calls: the worker reads the configuration after
+ * every non-empty poll (worker.md §2), so a connection per call would cost a handshake each time.
  */
+export class TopicConfigReader {
+  private closed = false;
+
+  private constructor(
+    private readonly admin: kafkajs.Admin,
+    readonly brokers: string,
+  ) {}
+
+  static async connect(brokers: string, clientId: string): Promise<TopicConfigReader> {
+    const kafka = new kafkajs.Kafka({
+      brokers: brokers.split(',').map((b) => b.trim()),
+      clientId,
+      connectionTimeout: connectionTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      retry: { retries, initialRetryTime: 200, maxRetryTime: 1_000 },
+      // kafkajs logs to the console by default; amends' stderr carries its own diagnostics only.
+      logLevel: kafkajs.logLevel.NOTHING,
+    });
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+    } catch (error) {
+      await admin.disconnect().catch(() => {});
+      throw operationalError(`cannot connect to ${brokers} to read topic configurations: ${messageOf(error)}`, error);
+    }
+    return new TopicConfigReader(admin, brokers);
+  }
+
+  /**
+   * Returns name → value for the requested names (all of the topic's entries when `names` is
+   * omitted). A value the broker marks sensitive comes back as null.
+   */
+  async describe(topic: string, names?: readonly string[]): Promise<Record<string, string | null>> {
+    if (this.closed) throw operationalError(`cannot read the configuration of topic ${topic}: the reader is closed`);
+    try {
+      const response = await this.admin.describeConfigs({
+        resources: [
+          {
+            type: kafkajs.ConfigResourceTypes.TOPIC,
+            name: topic,
+            ...(names === undefined ? {} : { configNames: [...names] }),
+          },
+        ],
+        includeSynonyms: false,
+      });
+      const resource = response.resources.find((r) => r.resourceName === topic);
+      if (!resource) throw new Error(`no configuration returned for topic ${topic}`);
+      if (resource.errorCode !== 0) throw new Error(resource.errorMessage || `error code ${resource.errorCode}`);
+      const config: Record<string, string | null> = {};
+      for (const entry of resource.configEntries) {
+        config[entry.configName] = entry.isSensitive ? null : entry.configValue;
+      }
+      return config;
+    } catch (error) {
+      throw operationalError(
+        `cannot read the configuration of topic ${topic} from ${this.brokers}: ${messageOf(error)}`,
+        error,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.admin.disconnect().catch(() => {});
+  }
+}
+
+/** One short-lived connection for a single read (source-create). */
 export async function describeTopicConfig(
   brokers: string,
   topic: string,
   names?: readonly string[],
 ): Promise<Record<string, string | null>> {
-  const kafka = new kafkajs.Kafka({
-    brokers: brokers.split(',').map((b) => b.trim()),
-    clientId: 'amends-topic-config',
-    connectionTimeout: connectionTimeoutMs,
-    requestTimeout: requestTimeoutMs,
-    retry: { retries, initialRetryTime: 200, maxRetryTime: 1_000 },
-    // kafkajs logs to the console by default; amends' stderr carries its own diagnostics only.
-    logLevel: kafkajs.logLevel.NOTHING,
+  const reader = await TopicConfigReader.connect(brokers, 'amends-topic-config').catch((error: unknown) => {
+    throw operationalError(`cannot read the configuration of topic ${topic}: ${messageOf(error)}`, error);
   });
-  const admin = kafka.admin();
   try {
-    await admin.connect();
-    const response = await admin.describeConfigs({
-      resources: [
-        {
-          type: kafkajs.ConfigResourceTypes.TOPIC,
-          name: topic,
-          ...(names === undefined ? {} : { configNames: [...names] }),
-        },
-      ],
-      includeSynonyms: false,
-    });
-    const resource = response.resources.find((r) => r.resourceName === topic);
-    if (!resource) throw new Error(`no configuration returned for topic ${topic}`);
-    if (resource.errorCode !== 0) throw new Error(resource.errorMessage || `error code ${resource.errorCode}`);
-    const config: Record<string, string | null> = {};
-    for (const entry of resource.configEntries) config[entry.configName] = entry.isSensitive ? null : entry.configValue;
-    return config;
-  } catch (error) {
-    throw operationalError(
-      `cannot read the configuration of topic ${topic} from ${brokers}: ${(error as Error).message}`,
-      error,
-    );
+    return await reader.describe(topic, names);
   } finally {
-    await admin.disconnect().catch(() => {});
+    await reader.close();
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,0 +1,430 @@
+/**
+ * The worker's source consumer (worker.md §3) on librdkafka's `KafkaConsumer` from
+ * @confluentinc/kafka-javascript: one group member per process, classic eager `range`
+ * assignment, read_committed, no automatic offset reset, no automatic commits. Positions come
+ * only from PostgreSQL: the group actor hands them to `assign` as explicit offsets.
+ *
+ * The rebalance protocol, as this adapter plays it (library-notes.md for each fact):
+ * - librdkafka serves rebalances inside `consume()` and calls `rebalance_cb`; the binding
+ *   dispatches it to the JS thread and returns, and librdkafka then *waits* until the
+ *   application calls `assign()` / `unassign()` (whole group included, in eager mode).
+ * - The callback only reports: ERR__ASSIGN_PARTITIONS → `onAssigned(partitions)`,
+ *   ERR__REVOKE_PARTITIONS → `onRevoked(assignmentLost())`. The group actor answers later
+ *   through `assign(positions)` / `unassign()`; the broker sees that wait (bounded by
+ *   `max.poll.interval.ms`, librdkafka's rebalance timeout).
+ * - `disconnect()` fires the revoke outside `consume()` and waits for `unassign()`: while
+ *   closing, the callback answers by itself.
+ * - A consumer error (e.g. −140 for an out-of-range position) fails the poll only when it comes
+ *   before any record of that `consume(n)`: the binding drops an error that follows records in
+ *   the same call (src/workers.cc, KafkaConsumerConsumeNum). The partition then stops fetching;
+ *   it never jumps. The group checks positions against the observed bounds before assigning.
+ * - No offsets are committed to the group, not even for monitoring: PostgreSQL's frontier is
+ *   the only position, and a group offset is never read.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { operationalError } from '../domain/amends-error.js';
+import type { PartitionPosition, SourceConsumer, SourceRecord } from '../machines/ports.js';
+import { untilAborted } from './abortable.js';
+import { assertInvariant } from './invariant.js';
+import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+
+/** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
+export const defaultSessionTimeoutMs = 6_000;
+/** librdkafka's rebalance timeout: one minute, above the worker's 20 s operation budget. */
+export const maxPollIntervalMs = 60_000;
+/** How long one `poll` waits for its first record; also the longest `assign` waits for an abandoned poll. */
+export const defaultPollWaitMs = 250;
+const connectTimeoutMs = 10_000;
+/** `disconnect()` has no timeout of its own: past this, `close` gives up waiting. */
+export const closeTimeoutMs = 10_000;
+
+/** Bounded prefetch: at most 1 MiB per partition and fetch, 8 MiB per fetch, 16 MiB queued. */
+const maxPartitionFetchBytes = 1_048_576;
+const fetchMaxBytes = 8_388_608;
+const queuedMaxMessagesKbytes = 16_384;
+const queuedMinMessages = 10_000;
+
+const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
+const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
+const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
+
+/** worker.md §3: the group id is derived from the namespace alone. */
+export function sourceGroupId(namespace: string): string {
+  return `amends.${namespace}.source`;
+}
+
+export interface KafkaSourceConsumerOptions {
+  brokers: string;
+  namespace: string;
+  /** The manifest's source topic. */
+  topic: string;
+  /** ERR__ASSIGN_PARTITIONS, partitions ascending: the worker forwards it to runtime.partitionsAssigned. */
+  onAssigned: (partitions: readonly number[]) => void;
+  /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): forwarded to runtime.partitionsRevoked. */
+  onRevoked: (lost: boolean) => void;
+  /** `--instance-id`: static membership (KIP-345), so a restarted process reclaims its partitions. */
+  instanceId?: string;
+  /** `session.timeout.ms`; default 6000. */
+  sessionTimeoutMs?: number;
+  /** librdkafka client id; default `amends-worker-<namespace>`. */
+  clientId?: string;
+  /** How long one poll waits for its first record; default 250 ms. */
+  pollWaitMs?: number;
+  /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
+  onClientError?: (message: string) => void;
+}
+
+/** The librdkafka configuration of worker.md §3 (exported so tests and diagnostics can show it). */
+export function sourceConsumerConfig(
+  options: Omit<KafkaSourceConsumerOptions, 'onAssigned' | 'onRevoked' | 'onClientError' | 'pollWaitMs'>,
+): { global: RdKafka.ConsumerGlobalConfig; topic: RdKafka.ConsumerTopicConfig } {
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? defaultSessionTimeoutMs;
+  return {
+    global: {
+      ...librdkafkaBaseConfig(options.brokers, options.clientId ?? `amends-worker-${options.namespace}`),
+      'group.id': sourceGroupId(options.namespace),
+      'group.protocol': 'classic',
+      // Eager range assignment: a rebalance revokes the whole assignment, then assigns anew.
+      'partition.assignment.strategy': 'range',
+      'session.timeout.ms': sessionTimeoutMs,
+      'heartbeat.interval.ms': Math.max(1, Math.min(3_000, Math.floor(sessionTimeoutMs / 3))),
+      'max.poll.interval.ms': maxPollIntervalMs,
+      ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
+      // PostgreSQL holds the positions: nothing is stored or committed behind our back.
+      'enable.auto.commit': false,
+      'enable.auto.offset.store': false,
+      'isolation.level': 'read_committed',
+      'enable.partition.eof': false,
+      'allow.auto.create.topics': false,
+      'max.partition.fetch.bytes': maxPartitionFetchBytes,
+      'fetch.max.bytes': fetchMaxBytes,
+      'queued.max.messages.kbytes': queuedMaxMessagesKbytes,
+      'queued.min.messages': queuedMinMessages,
+    },
+    // A missing or out-of-range position is an error (−140), never a silent jump.
+    topic: { 'auto.offset.reset': 'error' },
+  };
+}
+
+type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
+
+/** The rebalance librdkafka is waiting for us to answer. */
+type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
+
+/** The members of the runtime object that the typings of 1.10.1 lack (library-notes.md). */
+interface UntypedConsumerMembers {
+  assignmentLost(): boolean;
+  setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void;
+}
+
+export class KafkaSourceConsumer implements SourceConsumer {
+  private readonly consumer: RdKafka.KafkaConsumer;
+  private phase: Phase = 'new';
+  private pending: PendingRebalance | null = null;
+  /** The native consume of the latest poll, settled or not: a poll abandoned on abort runs on. */
+  private nativeConsume: Promise<void> = Promise.resolve();
+  private connecting: Promise<unknown> = Promise.resolve();
+  private closing: Promise<void> | null = null;
+  /** Records that abandoned polls fetched and dropped since the last assign / unassign. */
+  private droppedRecords = 0;
+  /** A rebalance callback that failed: the next call reports it (a throw there would be lost). */
+  private callbackFailure: Error | null = null;
+
+  constructor(private readonly options: KafkaSourceConsumerOptions) {
+    const config = sourceConsumerConfig(options);
+    const adapter = this;
+    this.consumer = new RdKafka.KafkaConsumer(
+      {
+        ...config.global,
+        // A `function`, not an arrow: the library calls it with `this` = the consumer. Its
+        // return value is ignored, so it must not throw or return a rejecting promise.
+        rebalance_cb: function (this: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown) {
+          adapter.onRebalance(this, error, assignment);
+        },
+      },
+      config.topic,
+    );
+    const untyped = this.consumer as unknown as Partial<UntypedConsumerMembers>;
+    assertInvariant(
+      typeof untyped.assignmentLost === 'function' &&
+        typeof untyped.setDefaultIsTimeoutOnlyForFirstMessage === 'function',
+      'KafkaConsumer lacks assignmentLost / setDefaultIsTimeoutOnlyForFirstMessage: recheck library-notes.md after an upgrade',
+    );
+    this.consumer.setDefaultConsumeTimeout(options.pollWaitMs ?? defaultPollWaitMs);
+    // consume(n) waits the timeout for the first record only, then takes what is already
+    // fetched: otherwise a trickle of records could hold one poll for n × the timeout.
+    untyped.setDefaultIsTimeoutOnlyForFirstMessage(true);
+    this.consumer.on('event.error', (error) => {
+      options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`);
+    });
+  }
+
+  /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
+  async connect(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.phase !== 'new') throw operationalError(`the source consumer cannot connect from state ${this.phase}`);
+    this.phase = 'connecting';
+    const { topic, brokers } = this.options;
+    const connected = viaCallback<unknown>((done) =>
+      this.consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done),
+    );
+    this.connecting = connected.catch(() => {});
+    try {
+      await untilAborted(connected, signal, 'connecting the source consumer');
+    } catch (error) {
+      if (signal.aborted) throw error; // the connect runs on: close() waits for it, then disconnects
+      this.phase = 'new'; // the library disconnects a failed connect itself
+      throw operationalError(
+        `cannot connect the source consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running and are --brokers / AMENDS_BROKERS right?`,
+        error,
+      );
+    }
+    if (this.phase !== 'connecting') return; // closed meanwhile
+    try {
+      this.consumer.subscribe([topic]);
+    } catch (error) {
+      throw operationalError(`cannot subscribe to topic ${topic}: ${describeKafkaError(error)}`, error);
+    }
+    this.phase = 'connected';
+  }
+
+  /**
+   * One native `consume(maxRecords)`. Rebalance callbacks fire while it runs. When the signal
+   * fires, the poll rejects at once and the native call runs on (it cannot be cancelled): its
+   * records are dropped. That is safe because the group only abandons a poll for a rebalance or
+   * a stop, so the next poll follows an explicit assignment from PostgreSQL (or an unassign), and
+   * `assign` waits for the abandoned call first (see there). A poll that would read on past
+   * dropped records without one is refused (an invariant, not a user error).
+   */
+  async poll(maxRecords: number, signal: AbortSignal): Promise<readonly SourceRecord[]> {
+    signal.throwIfAborted();
+    this.throwIfUnusable('poll');
+    assertInvariant(Number.isSafeInteger(maxRecords) && maxRecords >= 1, `poll of ${maxRecords} records`);
+    // One native consume at a time: wait for one abandoned by an earlier, aborted poll.
+    await untilAborted(this.nativeConsume, signal, 'polling the source');
+    this.throwIfUnusable('poll');
+    // librdkafka's fetch position moved past the records an abandoned poll dropped: reading on
+    // without a new explicit assignment would skip them, and the store accepts offset gaps.
+    assertInvariant(
+      this.droppedRecords === 0,
+      `a poll after ${this.droppedRecords} polled records were dropped, without a new assignment: they would be skipped`,
+    );
+    const messages = new Promise<RdKafka.Message[]>((resolve, reject) => {
+      try {
+        this.consumer.consume(maxRecords, (error, batch) => (error ? reject(error) : resolve(batch)));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    let abandoned = false;
+    this.nativeConsume = messages.then(
+      (late) => {
+        if (abandoned) this.droppedRecords += late.length;
+      },
+      () => {},
+    );
+    let batch: RdKafka.Message[];
+    try {
+      batch = await untilAborted(messages, signal, 'polling the source');
+    } catch (error) {
+      if (signal.aborted) {
+        abandoned = true;
+        throw error;
+      }
+      throw this.pollError(error);
+    }
+    return batch.map((message) => this.toSourceRecord(message));
+  }
+
+  /**
+   * Answers the pending ERR__ASSIGN_PARTITIONS with these partitions at these explicit offsets
+   * (library-notes.md: assign with offsets in the callback's turn, not `seek`, which fails until
+   * the partition is fetching). Partitions of the assignment left out (retired) are not fetched.
+   */
+  async assign(positions: readonly PartitionPosition[], signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    this.throwIfUnusable('assign');
+    const pending = this.pending;
+    if (pending?.kind !== 'assign') {
+      throw operationalError(
+        `assign without a pending assignment from the group (pending: ${pending?.kind ?? 'none'})`,
+      );
+    }
+    const seen = new Set<number>();
+    for (const { partition, offset } of positions) {
+      assertInvariant(
+        pending.partitions.includes(partition),
+        `assign of partition ${partition}, not assigned by the group`,
+      );
+      assertInvariant(!seen.has(partition), `assign of partition ${partition} twice`);
+      assertInvariant(Number.isSafeInteger(offset) && offset >= 0, `assign of partition ${partition} at ${offset}`);
+      seen.add(partition);
+    }
+    // A native consume abandoned by an aborted poll may still be running. Assigning now would let
+    // it fetch records at the new positions and drop them with that poll: the next poll would
+    // then start after them, and the store (which accepts offset gaps) would skip them. So wait
+    // for it; it ends within the poll wait.
+    await untilAborted(this.nativeConsume, signal, 'assigning the source partitions');
+    this.throwIfUnusable('assign');
+    try {
+      this.consumer.assign(
+        positions.map(({ partition, offset }) => ({ topic: this.options.topic, partition, offset })),
+      );
+    } catch (error) {
+      throw operationalError(`cannot assign the source partitions: ${describeKafkaError(error)}`, error);
+    }
+    this.pending = null;
+    this.droppedRecords = 0;
+  }
+
+  /**
+   * Answers the pending revocation (or an assignment given up) by clearing the assignment.
+   * Before the consumer is connected and subscribed there is nothing to clear: a stop during
+   * `connect` drains through here, and that must not count as a failure.
+   */
+  async unassign(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.phase !== 'connected') return;
+    // Let an abandoned native consume finish first, so that what it dropped is counted before
+    // the count is cleared here (it ends within the poll wait).
+    await untilAborted(this.nativeConsume, signal, 'unassigning the source partitions');
+    if (this.phase !== 'connected') return;
+    try {
+      this.consumer.unassign();
+    } catch (error) {
+      throw operationalError(`cannot unassign the source partitions: ${describeKafkaError(error)}`, error);
+    }
+    this.pending = null;
+    this.droppedRecords = 0;
+  }
+
+  /**
+   * Leaves the group and closes the client, after the group released everything. A rebalance
+   * still pending is answered with unassign; the revoke `disconnect()` fires is answered by the
+   * callback itself. The close is bounded: past `closeTimeoutMs` it rejects (the native close
+   * runs on in the background).
+   */
+  close(signal: AbortSignal): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return untilAborted(this.closing, signal, 'closing the source consumer');
+  }
+
+  private async closeOnce(): Promise<void> {
+    const wasConnecting = this.phase === 'connecting';
+    this.phase = 'closing';
+    if (wasConnecting) await this.connecting;
+    if (this.pending !== null) this.answerWithUnassign(this.consumer);
+    if (!this.consumer.isConnected()) {
+      this.phase = 'closed';
+      return;
+    }
+    // The binding's disconnect waits for a running native consume (it takes the connection
+    // lock for writing), which ends within the poll wait.
+    const disconnected = viaCallback<unknown>((done) => this.consumer.disconnect(done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(operationalError(`the source consumer did not close within ${closeTimeoutMs} ms`)),
+        closeTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([disconnected, timedOut]);
+    } catch (error) {
+      throw operationalError(`cannot close the source consumer: ${describeKafkaError(error)}`, error);
+    } finally {
+      clearTimeout(timer);
+      disconnected.catch(() => {});
+      this.phase = 'closed';
+    }
+  }
+
+  /** The rebalance callback. Everything is caught: the library ignores its result. */
+  private onRebalance(consumer: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown): void {
+    try {
+      if (this.phase === 'closing' || this.phase === 'closed') {
+        // The group has released everything before close: answer librdkafka ourselves so that
+        // disconnect() does not wait for an unassign nobody else will make.
+        this.answerWithUnassign(consumer);
+        return;
+      }
+      const code = kafkaErrorCode(error);
+      if (code === errAssignPartitions) {
+        const partitions = this.partitionsOf(assignment);
+        this.pending = { kind: 'assign', partitions };
+        this.options.onAssigned(partitions);
+      } else if (code === errRevokePartitions) {
+        const lost = (consumer as unknown as UntypedConsumerMembers).assignmentLost();
+        this.pending = { kind: 'revoke', lost };
+        this.options.onRevoked(lost);
+      } else {
+        // Any other code means the assignment cannot be kept (librdkafka: answer with unassign):
+        // report it as a loss so the group releases everything and unassigns.
+        this.options.onClientError?.(`kafka consumer: rebalance error ${describeKafkaError(error)}`);
+        this.pending = { kind: 'revoke', lost: true };
+        this.options.onRevoked(true);
+      }
+    } catch (failure) {
+      const message = `the rebalance callback failed: ${failure instanceof Error ? failure.message : String(failure)}`;
+      this.callbackFailure ??= operationalError(message, failure);
+      this.options.onClientError?.(`kafka consumer: ${message}`);
+    }
+  }
+
+  private answerWithUnassign(consumer: RdKafka.KafkaConsumer): void {
+    try {
+      consumer.unassign();
+    } catch (error) {
+      this.options.onClientError?.(`kafka consumer: unassign while closing failed: ${describeKafkaError(error)}`);
+    }
+    this.pending = null;
+  }
+
+  private partitionsOf(assignment: unknown): number[] {
+    assertInvariant(Array.isArray(assignment), 'the rebalance callback got no partition list');
+    const partitions = (assignment as { topic: string; partition: number }[]).map((tp) => {
+      assertInvariant(tp.topic === this.options.topic, `assigned ${tp.topic}[${tp.partition}], not the source topic`);
+      return tp.partition;
+    });
+    return partitions.sort((a, b) => a - b);
+  }
+
+  private toSourceRecord(message: RdKafka.Message): SourceRecord {
+    assertInvariant(message.topic === this.options.topic, `polled a record of ${message.topic}`);
+    // int64 offsets arrive as JS numbers: beyond 2^53 they would be silently rounded.
+    assertInvariant(Number.isSafeInteger(message.offset) && message.offset >= 0, `polled offset ${message.offset}`);
+    return {
+      partition: message.partition,
+      offset: message.offset,
+      key: bytesOf(message.key),
+      value: bytesOf(message.value),
+    };
+  }
+
+  private pollError(error: unknown): Error {
+    const code = kafkaErrorCode(error);
+    if (code === errAutoOffsetReset) {
+      return operationalError(
+        `a source partition has no valid position (auto.offset.reset=error): ${describeKafkaError(error)}; its assigned offset lies outside the retained range`,
+        error,
+      );
+    }
+    return operationalError(`polling the source topic failed: ${describeKafkaError(error)}`, error);
+  }
+
+  private throwIfUnusable(what: string): void {
+    if (this.callbackFailure) throw this.callbackFailure;
+    if (this.phase !== 'connected') throw operationalError(`the source consumer cannot ${what}: it is ${this.phase}`);
+  }
+}
+
+/**
+ * The record's bytes exactly as received: null stays null (a tombstone or a missing key), a
+ * Buffer becomes a plain Uint8Array view of the same memory (no copy; the binding allocates a
+ * fresh buffer per message, so nothing else shares it).
+ */
+function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
+  if (data === null || data === undefined) return null;
+  if (typeof data === 'string') return new TextEncoder().encode(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}

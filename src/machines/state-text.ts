@@ -1,0 +1,9 @@
+/** An xstate state value as text: "processing" or "processing.committing" (transport.md heartbeats). */
+export function stateText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    return entries.map(([k, v]) => `${k}.${stateText(v)}`).join(',');
+  }
+  return String(value);
+}

@@ -1,0 +1,110 @@
+/**
+ * The façade over the actor system: callers (the worker command, the simulation) start a
+ * runtime, feed it the consumer's rebalance callbacks and signals, and await its exit code.
+ * They never see xstate's actors, except through `inspect` for the dashboard.
+ *
+ * Driving it from @confluentinc/kafka-javascript's KafkaConsumer (library-notes.md):
+ * - `rebalance_cb` (a `function`, not an arrow) is served inside `consume()`, i.e. inside the
+ *   `poll` port. On ERR__ASSIGN_PARTITIONS call `partitionsAssigned(partitions)`; on
+ *   ERR__REVOKE_PARTITIONS call `partitionsRevoked(this.assignmentLost())`. Do not call
+ *   assign()/unassign() there: keep the callback's pending answer, and give it when the group
+ *   calls the `assign` port (assign with explicit offsets) or the `unassign` port, whichever
+ *   comes first; librdkafka waits for that call, and so does the whole eager group.
+ * - Resolve the interrupted `poll` with whatever it fetched: its AbortSignal has fired, the
+ *   records are dropped, and the next positions come from PostgreSQL.
+ * - Outside a poll: `assign`/`unassign` are ordinary calls (a revocation that arrives while a
+ *   decision is in flight is answered after the decision resolved).
+ * - `close` runs after every partition is released and the consumer unassigned; the revoke
+ *   callback that disconnect() fires then is answered with unassign() by the adapter itself.
+ * - SIGINT/SIGTERM call `stop(signal)`; the process exits with `(await done).exitCode`.
+ */
+import { type ActorOptions, type AnyActorLogic, createActor, type InspectionEvent, type StateValue } from 'xstate';
+import type { GroupCommand, GroupContext, GroupOutput } from './group-machine.js';
+import type { PartitionContext } from './partition-machine.js';
+import type { WorkerPorts } from './ports.js';
+import { provideGroupMachine } from './worker-services.js';
+
+/** xstate's clock interface (setTimeout / clearTimeout), which it does not export by name. */
+export type RuntimeClock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
+
+export interface WorkerRuntimeOptions {
+  namespace: string;
+  batchSize?: number;
+  ports: WorkerPorts;
+  /** xstate's clock for the retry waits and budgets; a SimulatedClock in tests. */
+  clock?: RuntimeClock;
+  /** Every actor's events and snapshots: the dashboard's feed (library-notes.md). */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export interface WorkerSummary {
+  /** The group's state value, e.g. {"running":"polling"}. */
+  state: StateValue;
+  context: GroupContext;
+  /** Each live partition actor's state value and dashboard context (token, frontier, attempts, budget). */
+  partitions: { id: string; state: StateValue; context: PartitionContext }[];
+}
+
+export interface WorkerRuntime {
+  start(): void;
+  /** From the rebalance callback (ERR__ASSIGN_PARTITIONS); the adapter then waits for `assign`. */
+  partitionsAssigned(partitions: readonly number[]): void;
+  /** From the rebalance callback (ERR__REVOKE_PARTITIONS); the adapter then waits for `unassign`. */
+  partitionsRevoked(lost: boolean): void;
+  /** SIGINT / SIGTERM: cancel, wait for guarded work, release, close. */
+  stop(reason: string): void;
+  /** Resolves once the group is stopped (exit 0) or failed (exit 1). */
+  readonly done: Promise<GroupOutput>;
+  summary(): WorkerSummary;
+  /** Stops every actor at once, without any cleanup: what a crash looks like (simulation). `done` then never settles. */
+  abort(): void;
+}
+
+export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
+  const machine = provideGroupMachine(options.ports);
+  const actor = createActor(machine, {
+    input: { namespace: options.namespace, batchSize: options.batchSize },
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+  });
+  let aborted = false;
+  const done = new Promise<GroupOutput>((resolve, reject) => {
+    actor.subscribe({
+      complete: () => {
+        const output = actor.getSnapshot().output;
+        if (output !== undefined) resolve(output);
+        else if (!aborted) reject(new Error('the group actor completed without an output'));
+      },
+      error: (error) => reject(error),
+    });
+  });
+  // After the group stopped or failed nothing is listening: a late callback or signal is dropped.
+  const send = (event: GroupCommand) => {
+    if (actor.getSnapshot().status === 'active') actor.send(event);
+  };
+  return {
+    start: () => {
+      actor.start();
+    },
+    partitionsAssigned: (partitions) => send({ type: 'PARTITIONS_ASSIGNED', partitions }),
+    partitionsRevoked: (lost) => send({ type: 'PARTITIONS_REVOKED', lost }),
+    stop: (reason) => send({ type: 'STOP', reason }),
+    done,
+    summary: () => {
+      const snapshot = actor.getSnapshot();
+      return {
+        state: snapshot.value,
+        context: snapshot.context,
+        partitions: Object.entries(snapshot.children).flatMap(([id, child]) => {
+          if (child === undefined || !id.startsWith('partition-')) return [];
+          const childSnapshot = child.getSnapshot() as { value: StateValue; context: PartitionContext };
+          return [{ id, state: childSnapshot.value, context: childSnapshot.context }];
+        }),
+      };
+    },
+    abort: () => {
+      aborted = true;
+      actor.stop();
+    },
+  };
+}

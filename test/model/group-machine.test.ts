@@ -1,0 +1,273 @@
+/**
+ * Model-based test of the group machine (quality.md §1.2): xstate/graph walks the real group
+ * machine for two partitions, a path is generated to every edge, and each path runs against
+ * the real group with REAL partition actors, controlled services and a simulated clock.
+ * A child report in a path (PARTITION_POSITIONED, _SETTLED, _ENDED) is produced by completing
+ * that child's own service calls, so the children's behaviour is part of what is checked.
+ */
+
+import { describe, expect, test } from 'vitest';
+import { type AnyActorRef, createActor } from 'xstate';
+import { groupMachine, partitionActorId } from '../../src/machines/group-machine.js';
+import { partitionMachine } from '../../src/machines/partition-machine.js';
+import {
+  type PartitionPosition,
+  type PartitionRow,
+  type ProcessOutcome,
+  type ProcessRequest,
+  type SourceObservation,
+  type SourceRecord,
+  StoreFailure,
+} from '../../src/machines/ports.js';
+import { DeferredServices, settle } from './deferred-services.js';
+import { type EdgePath, edgePaths } from './edge-paths.js';
+import {
+  type GroupSnapshot,
+  groupClaimedFrontier,
+  groupEvents,
+  groupInput,
+  instantiateGroup,
+  serializeGroup,
+} from './group-model.js';
+import { allStates, allTransitions, CoverageRecorder } from './machine-coverage.js';
+import { leafPath, type ModelEvent, type PartitionSnapshot } from './partition-model.js';
+import { TestClock } from './test-clock.js';
+
+function realGroup(services: DeferredServices) {
+  const child = (input: { partition?: number; partitions?: readonly number[] }) =>
+    partitionActorId(input.partition ?? input.partitions?.[0] ?? -1);
+  const group = () => 'group';
+  return groupMachine.provide({
+    actors: {
+      partition: partitionMachine.provide({
+        actors: {
+          claim: services.actor<PartitionRow, { partition: number }>('claim', child),
+          observe: services.actor<PartitionRow, { partition: number }>('observe', child),
+          process: services.actor<ProcessOutcome, ProcessRequest>('process', child),
+          observeSource: services.actor<SourceObservation, { partitions: readonly number[] }>('observeSource', child),
+        },
+      }),
+      connect: services.actor<void, void>('connect', group),
+      poll: services.actor<readonly SourceRecord[], { maxRecords: number }>('poll', group),
+      observeSource: services.actor<SourceObservation, { partitions: readonly number[] }>('observeSource', group),
+      assign: services.actor<void, { positions: readonly PartitionPosition[] }>('assign', group),
+      unassign: services.actor<void, void>('unassign', group),
+      close: services.actor<void, void>('close', group),
+    },
+  });
+}
+
+type GroupActor = ReturnType<typeof createActor<ReturnType<typeof realGroup>>>;
+
+function childSnapshot(actor: GroupActor, partition: number): PartitionSnapshot | undefined {
+  const ref = (actor.getSnapshot().children as Record<string, AnyActorRef | undefined>)[partitionActorId(partition)];
+  return ref?.getSnapshot() as PartitionSnapshot | undefined;
+}
+
+function childLeaf(actor: GroupActor, partition: number): string {
+  const snapshot = childSnapshot(actor, partition);
+  if (snapshot === undefined) throw new Error(`partition ${partition} has no actor`);
+  return leafPath(snapshot.value);
+}
+
+/** Completes one of a child's calls and lets the system react. */
+async function complete(
+  services: DeferredServices,
+  partition: number,
+  service: string,
+  outcome: { output: unknown } | { error: unknown },
+) {
+  const call = services.open(partitionActorId(partition), service);
+  if ('output' in outcome) call.resolve(outcome.output);
+  else call.reject(outcome.error);
+  await settle();
+}
+
+const groupService = (type: string): string | undefined => /^xstate\.(?:done|error)\.actor\.(\w+)$/.exec(type)?.[1];
+
+async function stimulate(event: ModelEvent, actor: GroupActor, services: DeferredServices): Promise<void> {
+  const snapshot = actor.getSnapshot() as GroupSnapshot;
+  const concrete = instantiateGroup(event.variant, snapshot);
+  const [name = '', arg] = event.variant.split(':');
+  const p = Number(arg);
+  const lastOffset = () => {
+    const batch = childSnapshot(actor, p)?.context.batch ?? [];
+    return batch[batch.length - 1]?.offset ?? -1;
+  };
+  const unknown = new StoreFailure('unknown_outcome', 'connection lost during COMMIT');
+  switch (name) {
+    case 'auto':
+      return; // the partition ended by itself when it was released
+    case 'positioned':
+      await complete(services, p, 'claim', { output: { epoch: 1, frontier: groupClaimedFrontier } });
+      await complete(services, p, 'observe', { output: { epoch: 1, frontier: groupClaimedFrontier } });
+      await complete(services, p, 'observeSource', {
+        output: { valid: true, bounds: [{ partition: p, retainedStart: 0, readCommittedEnd: 100 }] },
+      });
+      return;
+    case 'foreign':
+      await complete(services, p, 'claim', { output: { epoch: 0, frontier: groupClaimedFrontier } });
+      return;
+    case 'failed':
+      if (childLeaf(actor, p) === 'claiming.claim') {
+        await complete(services, p, 'claim', { output: { epoch: 1, frontier: 101 } });
+      } else {
+        await complete(services, p, 'process', { error: unknown });
+        await complete(services, p, 'observe', { error: new Error('connection refused') });
+      }
+      return;
+    case 'settled':
+    case 'finish':
+      await complete(services, p, 'process', { output: { kind: 'acknowledged', frontier: lastOffset() + 1 } });
+      return;
+    case 'fenced':
+      await complete(services, p, 'process', { output: { kind: 'fenced', epoch: 2 } });
+      return;
+    case 'budget':
+      // The group's own budget timer is delivered directly: the partition actors' budgets are
+      // due at the same simulated instant, and this step is about the group's.
+      actor.send(concrete as unknown as Parameters<GroupActor['send']>[0]);
+      await settle();
+      return;
+  }
+  const service = groupService(concrete.type);
+  if (service !== undefined) {
+    const call = services.open('group', service);
+    if (concrete.type.startsWith('xstate.done')) call.resolve((concrete as { output?: unknown }).output);
+    else call.reject((concrete as { error?: unknown }).error);
+  } else {
+    actor.send(concrete as unknown as Parameters<GroupActor['send']>[0]);
+  }
+  await settle();
+}
+
+function liveChildren(actor: GroupActor): PartitionSnapshot[] {
+  return [0, 1].flatMap((p) => {
+    const s = childSnapshot(actor, p);
+    return s !== undefined && s.status === 'active' ? [s] : [];
+  });
+}
+
+/** quality.md §1.2's invariants at the group level, after every step. */
+function checkStep(
+  event: ModelEvent,
+  before: GroupSnapshot,
+  actor: GroupActor,
+  newCalls: DeferredServices['calls'],
+  allCalls: DeferredServices['calls'],
+) {
+  const after = actor.getSnapshot() as GroupSnapshot;
+  const where = `${leafPath(before.value)} —${event.variant}→ ${leafPath(after.value)}`;
+  const children = liveChildren(actor);
+  // Serial processing: at most one decision in flight in the whole process.
+  expect(children.filter((c) => leafPath(c.value).startsWith('processing.deciding')).length, where).toBeLessThanOrEqual(
+    1,
+  );
+  // The group's view of its partitions matches its children.
+  const live = after.context.partitions.filter((e) => e.phase !== 'retired' && e.phase !== 'failed');
+  expect(children.map((c) => c.context.partition).sort(), where).toEqual(live.map((e) => e.partition).sort());
+  for (const call of newCalls) {
+    // Unassign and close only after every partition actor ended (revocation waits for the decision).
+    if (call.owner === 'group' && (call.service === 'unassign' || call.service === 'close')) {
+      expect(children, `${where}: ${call.service} with live partitions`).toEqual([]);
+      const unresolved = allCalls.filter((c) => c.service === 'process' && !c.settled && c.seq < call.seq);
+      expect(unresolved, `${where}: ${call.service} before a decision resolved`).toEqual([]);
+    }
+    // No new decision once the group revokes or drains.
+    if (call.service === 'process') expect(leafPath(after.value), where).toBe('running.deciding');
+    // The consumer is assigned at the frontiers PostgreSQL returned.
+    if (call.service === 'assign') {
+      for (const position of (call.input as { positions: PartitionPosition[] }).positions) {
+        expect(position.offset, where).toBe(groupClaimedFrontier);
+      }
+    }
+  }
+  const [name = '', arg] = event.variant.split(':');
+  // A fence retires only its partition.
+  if (name === 'fenced') {
+    expect(leafPath(after.value), where).not.toMatch(/^draining/);
+    expect(after.context.partitions.find((e) => e.partition === Number(arg))?.phase, where).toBe('retired');
+  }
+  // A failed partition fails the whole process.
+  if (name === 'failed') {
+    expect(after.context.failure, where).not.toBeNull();
+    expect(leafPath(after.value), where).toMatch(/^draining/);
+  }
+  if (after.status === 'done') {
+    expect(after.output, where).toEqual({
+      exitCode: after.context.failure === null ? 0 : 1,
+      failure: after.context.failure,
+    });
+    expect(after.value === 'failed', where).toBe(after.context.failure !== null);
+  }
+}
+
+const lateReplies = { count: 0 };
+
+async function runPath(path: EdgePath<GroupSnapshot, ModelEvent>, recorder: CoverageRecorder): Promise<void> {
+  const services = new DeferredServices();
+  const clock = new TestClock();
+  const actor = createActor(realGroup(services), { input: groupInput, clock, inspect: recorder.inspect });
+  actor.start();
+  await settle();
+  const steps = path.steps;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i];
+    if (step === undefined) continue;
+    const before = actor.getSnapshot() as GroupSnapshot;
+    const seq = services.nextSeq;
+    await stimulate(step.event, actor, services);
+    expect(actor.getSnapshot().status, `after ${step.event.variant}`).not.toBe('error');
+    // Released partitions end by themselves: compare once the run of such steps is over.
+    if (steps[i + 1]?.event.variant.startsWith('auto:')) continue;
+    expect(actor.getSnapshot().value, `after ${step.event.variant}`).toEqual(step.state.value);
+    checkStep(step.event, before, actor, services.callsSince(seq), services.calls);
+  }
+  lateReplies.count += await deliverLateResults(actor, services);
+  actor.stop();
+}
+
+/** Late replies to calls whose state was left change nothing (no install after invalidation). */
+async function deliverLateResults(actor: GroupActor, services: DeferredServices): Promise<number> {
+  const tokens = () => [0, 1].map((p) => childSnapshot(actor, p)?.context.token ?? null);
+  const [value, context, before] = [actor.getSnapshot().value, actor.getSnapshot().context, tokens()];
+  const late = services.calls.filter((c) => !c.settled && c.signal.aborted);
+  for (const call of late) {
+    if (call.service === 'claim' || call.service === 'observe')
+      call.resolve({ epoch: 99, frontier: groupClaimedFrontier });
+    else if (call.service === 'process') call.resolve({ kind: 'acknowledged', frontier: 99 });
+    else if (call.service === 'observeSource') call.resolve({ valid: true, bounds: [] });
+    else if (call.service === 'poll') call.resolve([{ partition: 0, offset: 50, key: null, value: null }]);
+    else call.resolve(undefined);
+  }
+  await settle();
+  expect(actor.getSnapshot().value).toEqual(value);
+  expect(actor.getSnapshot().context).toEqual(context);
+  expect(tokens()).toEqual(before);
+  return late.length;
+}
+
+describe('group machine, model-based', () => {
+  test('paths to every edge reach every state and transition of the real machine', async () => {
+    const traversalMachine = groupMachine;
+    const { vertices, paths } = edgePaths(traversalMachine, {
+      serializeState: serializeGroup,
+      events: groupEvents,
+      input: groupInput,
+      forced: (event) => event.variant.startsWith('auto:'),
+    });
+    const recorder = new CoverageRecorder();
+    for (const path of paths) await runPath(path, recorder);
+
+    const transitions = allTransitions(groupMachine);
+    const states = allStates(groupMachine);
+    console.log(
+      `group machine: ${states.length} states, ${transitions.length} transitions; ` +
+        `${vertices} model vertices, ${paths.length} paths (${paths.reduce((n, p) => n + p.steps.length, 0)} steps); ` +
+        `late replies ignored: ${lateReplies.count}; covered ${recorder.statesOf('group').length} states, ${recorder.transitionsOf('group').length} transitions ` +
+        `(and ${recorder.transitionsOf('partition').length} partition transitions along the way)`,
+    );
+    expect(recorder.statesOf('group')).toEqual(states);
+    expect(recorder.transitionsOf('group')).toEqual(transitions);
+  });
+});
