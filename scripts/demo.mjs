@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// The main job until the fault-injection showcase lands (issue 6 replaces this with
-// `amendsctl showcase`): on the local stack, create a fresh source topic, load the
-// three fixture files of domain.md §7, and print what the worker will decide for them.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+// The main job until the fault-injection showcase lands (issue 6 replaces it with
+// `amendsctl showcase`). On the local stack: create a fresh two-key source topic, start two
+// workers, load the fixture stories of domain.md §7 and fixtures/second-key.jsonl, wait until
+// both partitions are decided, and show that what the workers committed equals, byte for
+// byte, what `simulate` derives offline from the same records.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -11,35 +13,111 @@ const runId = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').
 const namespace = `demo-${runId}`;
 const topic = `amends-demo-${runId}`;
 const dir = join(root, 'artifacts', 'demo', runId);
+const catchUpTimeoutMs = 60_000;
 mkdirSync(dir, { recursive: true });
 const env = {
   ...process.env,
   AMENDS_DATABASE_URL:
     process.env.AMENDS_DATABASE_URL ?? 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable',
 };
+const say = (s) => process.stderr.write(`${s}\n`);
 
-function amendsctl(args, { capture = false } = {}) {
-  process.stderr.write(`\n$ amendsctl ${args.join(' ')}\n`);
+function amendsctl(args, { quiet = false } = {}) {
+  if (!quiet) say(`\n$ amendsctl ${args.join(' ')}`);
   const r = spawnSync(join(root, 'bin', 'amendsctl'), args, {
     env,
-    stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'],
     encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  if (r.status !== 0) {
-    process.stderr.write(`demo: amendsctl ${args[0]} exited ${r.status}\n`);
-    process.exit(1);
-  }
+  if (r.status !== 0) throw new Error(`amendsctl ${args[0]} exited ${r.status}`);
   return r.stdout;
 }
 
-const manifestPath = join(dir, 'manifest.json');
-const manifest = amendsctl(['source-create', '--namespace', namespace, '--topic', topic], { capture: true });
-writeFileSync(manifestPath, manifest);
-process.stdout.write(manifest);
+const workers = [];
+function startWorker(name) {
+  say(`$ amends worker --manifest ${manifestPath} --instance-id ${name}   (logs: ${name}.log)`);
+  const log = join(dir, `${name}.log`);
+  const child = spawn(join(root, 'bin', 'amends'), ['worker', '--manifest', manifestPath, '--instance-id', name], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const chunks = [];
+  child.stderr.on('data', (c) => chunks.push(c));
+  child.on('exit', () => writeFileSync(log, Buffer.concat(chunks)));
+  workers.push(child);
+}
 
-const fixtures = ['before.jsonl', 'correction.jsonl', 'cancel-last-day.jsonl'].map((f) => join(root, 'fixtures', f));
-const all = join(dir, 'fixtures.jsonl');
-writeFileSync(all, fixtures.map((f) => readFileSync(f, 'utf8')).join(''));
-amendsctl(['source-load', '--manifest', manifestPath, '--file', all]);
-amendsctl(['simulate', '--manifest', manifestPath, '--file', all]);
-process.stderr.write(`\ndemo: manifest and inputs kept in ${dir}\n`);
+function stopWorkers() {
+  return Promise.all(
+    workers.map(
+      (w) =>
+        new Promise((resolve) => {
+          if (w.exitCode !== null) return resolve();
+          w.once('exit', resolve);
+          w.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+async function waitCaughtUp() {
+  const deadline = Date.now() + catchUpTimeoutMs;
+  for (;;) {
+    const doc = JSON.parse(amendsctl(['inspect', '--manifest', manifestPath, '--json'], { quiet: true }));
+    if (doc.partitions.every((p) => p.lag === 0)) return doc;
+    if (Date.now() > deadline) throw new Error(`workers did not catch up within ${catchUpTimeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+const manifestPath = join(dir, 'manifest.json');
+let exitCode = 0;
+process.on('SIGINT', () => stopWorkers().then(() => process.exit(130)));
+try {
+  const manifest = amendsctl([
+    'source-create',
+    '--namespace',
+    namespace,
+    '--topic',
+    topic,
+    '--config',
+    join(root, 'fixtures', 'two-keys.config.json'),
+  ]);
+  writeFileSync(manifestPath, manifest);
+  process.stdout.write(manifest);
+  say('');
+  startWorker('worker-a');
+  startWorker('worker-b');
+  const stories = ['before.jsonl', 'second-key.jsonl', 'correction.jsonl', 'cancel-last-day.jsonl'];
+  const all = join(dir, 'records.jsonl');
+  writeFileSync(all, stories.map((f) => readFileSync(join(root, 'fixtures', f), 'utf8')).join(''));
+  for (const story of stories) {
+    process.stdout.write(
+      amendsctl(['source-load', '--manifest', manifestPath, '--file', join(root, 'fixtures', story)]),
+    );
+  }
+  say('\nwaiting until both partitions are decided …');
+  await waitCaughtUp();
+  process.stdout.write(amendsctl(['inspect', '--manifest', manifestPath]));
+  const committed =
+    amendsctl(['export', '--manifest', manifestPath, '--what', 'decisions']) +
+    amendsctl(['export', '--manifest', manifestPath, '--what', 'outputs']);
+  const simulated = amendsctl(['simulate', '--manifest', manifestPath, '--file', all]);
+  writeFileSync(join(dir, 'export.jsonl'), committed);
+  writeFileSync(join(dir, 'simulate.jsonl'), simulated);
+  process.stdout.write(committed);
+  const lines = committed.split('\n').filter(Boolean).length;
+  if (committed === simulated) {
+    say(`\ndemo: the workers' ${lines} committed decision and output lines equal simulate's, byte for byte.`);
+  } else {
+    say(`\ndemo: MISMATCH between export and simulate: compare ${dir}/export.jsonl and simulate.jsonl`);
+    exitCode = 1;
+  }
+} catch (error) {
+  say(`demo: ${error.message}`);
+  exitCode = 1;
+} finally {
+  await stopWorkers();
+  say(`demo: manifest, records, exports and worker logs kept in ${dir}`);
+}
+process.exit(exitCode);

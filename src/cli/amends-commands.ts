@@ -1,4 +1,5 @@
 import type { Command } from './command.js';
+import { workerCommand } from './commands/worker.js';
 
-/** The worker, relay, view and dashboard commands are added here as they land. */
-export const amendsCommands: Command[] = [];
+/** The relay, view and dashboard commands are added here as they land. */
+export const amendsCommands: Command[] = [workerCommand as Command];

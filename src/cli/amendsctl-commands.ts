@@ -1,4 +1,6 @@
 import type { Command } from './command.js';
+import { exportCommand } from './commands/export.js';
+import { inspectCommand } from './commands/inspect.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sourceCreateCommand } from './commands/source-create.js';
 import { sourceLoadCommand } from './commands/source-load.js';
@@ -7,4 +9,6 @@ export const amendsctlCommands: Command[] = [
   sourceCreateCommand as Command,
   sourceLoadCommand as Command,
   simulateCommand as Command,
+  inspectCommand as Command,
+  exportCommand as Command,
 ];

@@ -115,7 +115,18 @@ describe('schema migrations', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
       [schema],
     );
-    expect(tables.rows.map((r) => r.table_name)).toEqual(['namespaces', 'schema_migrations']);
+    expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'authority',
+      'decisions',
+      'namespaces',
+      'outbox',
+      'output_days',
+      'output_versions',
+      'partitions',
+      'quarantine',
+      'schema_migrations',
+      'worker_heartbeats',
+    ]);
   });
 
   it('refuses a database whose schema is newer than this build knows', async () => {

@@ -1,0 +1,71 @@
+/**
+ * `amendsctl export --manifest M --what decisions|outputs|quarantine` (transport.md, Export):
+ * JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs compare
+ * with diff. (`--what view` arrives with the view.)
+ */
+import { usageError } from '../../domain/amends-error.js';
+import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../io/export-queries.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { defineCommand } from '../command.js';
+import { readManifestFile } from '../input-files.js';
+
+const exporters = {
+  decisions: exportDecisionLines,
+  outputs: exportOutputLines,
+  quarantine: exportQuarantineLines,
+} as const;
+type What = keyof typeof exporters;
+
+export const exportCommand = defineCommand({
+  name: 'export',
+  summary: 'print decisions, output versions or quarantine as canonical JSON Lines',
+  help: `export --manifest M --what decisions|outputs|quarantine
+
+  Prints one JSON object per line in canonical order: decisions by (partition, offset),
+  output versions by (item, location, day, version), quarantine by (partition, offset)
+  with the raw key and value bytes in base64. Decision and output lines are byte for byte
+  what \`amendsctl simulate\` prints for the same records. Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --manifest M   the namespace's manifest (required)
+    --what W       decisions, outputs or quarantine (required)
+
+  Example
+    $ amendsctl export --manifest manifest.json --what outputs > outputs.jsonl`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    what: { type: 'string', isRequired: true },
+  },
+  async run(cli, io) {
+    const what = cli.flags.what as string;
+    if (!(what in exporters)) {
+      throw usageError(`--what must be one of ${Object.keys(exporters).join(', ')}, got ${JSON.stringify(what)}`);
+    }
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const manifest = await readManifestFile(cli.flags.manifest as string);
+    const namespace = manifest.config.namespace;
+    const db = await Database.open(databaseUrl, `amendsctl export pid ${process.pid}`);
+    try {
+      // Every process that uses the database for a namespace registers it (worker.md §1):
+      // a manifest whose digest differs from the registered one is refused there.
+      await registerNamespace(db.pool, manifest).catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
+      });
+      const lines = exporters[what as What](db.pool, namespace);
+      let chunk = '';
+      for await (const line of lines) {
+        chunk += `${line}\n`;
+        if (chunk.length > 1 << 16) {
+          if (!io.stdout.write(chunk)) await new Promise((r) => io.stdout.once('drain', r));
+          chunk = '';
+        }
+      }
+      io.stdout.write(chunk);
+    } finally {
+      await db.close();
+    }
+    return 0;
+  },
+});

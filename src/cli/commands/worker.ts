@@ -1,0 +1,188 @@
+/**
+ * `amends worker --manifest M [--batch-size N] [--instance-id ID]` (also `amends --manifest M`):
+ * the source worker (worker.md). Wires the real adapters into the actor runtime:
+ *
+ *   PostgreSQL State ─┐
+ *   source observer ──┼─▶ createWorkerRuntime (group actor + one partition actor each)
+ *   source consumer ──┘        ▲ rebalance callbacks (served inside poll) and signals
+ *
+ * SIGINT/SIGTERM cancel and join all work before the broker client closes: exit 0. A fatal
+ * or exhausted operation exits 1 with a one-line diagnostic (the runtime's failure).
+ */
+import { hostname } from 'node:os';
+import { operationalError, usageError } from '../../domain/amends-error.js';
+import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
+import { jsonLog } from '../../io/json-log.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { KafkaSourceConsumer } from '../../io/kafka-source-consumer.js';
+import { KafkaSourceObserver } from '../../io/kafka-source-observer.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { PostgresState } from '../../io/postgres-state.js';
+import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
+import { stateText } from '../../machines/state-text.js';
+import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
+import { defineCommand } from '../command.js';
+import { readManifestFile } from '../input-files.js';
+
+const batchSizeMax = 10_000;
+/** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
+const closeTimeoutMs = 15_000;
+
+export const workerCommand = defineCommand({
+  name: 'worker',
+  summary: 'decide source records exactly once into PostgreSQL',
+  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--session-timeout-ms 6000]
+
+  Joins the namespace's consumer group (amends.<namespace>.source) and decides every
+  record of its assigned partitions exactly once: each poll's records are decided in one
+  PostgreSQL transaction fenced by the partition's epoch and frontier. Offsets come from
+  PostgreSQL only. Logs one JSON line per store attempt on stderr and writes a heartbeat
+  row about once a second. SIGINT/SIGTERM drain and exit 0; a fatal condition (invalid
+  source, exhausted retries, an unresolved commit outcome) exits 1. Needs
+  AMENDS_DATABASE_URL.
+
+  Flags
+    --manifest M               the manifest printed by source-create (required)
+    --batch-size N             records per poll and per transaction (default 1)
+    --instance-id ID           static group membership (KIP-345): a restarted worker with
+                               the same id gets its partitions back without a rebalance
+    --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
+    --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amends worker --manifest manifest.json --batch-size 500 --instance-id worker-a`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    batchSize: { type: 'number', default: 1 },
+    instanceId: { type: 'string' },
+    sessionTimeoutMs: { type: 'number', default: 6000 },
+    brokers: { type: 'string' },
+    tui: { type: 'boolean', default: false },
+  },
+  async run(cli, io) {
+    const { batchSize, instanceId, sessionTimeoutMs } = cli.flags;
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > batchSizeMax) {
+      throw usageError(`--batch-size must be an integer in [1, ${batchSizeMax}]`);
+    }
+    if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < 1000) {
+      throw usageError('--session-timeout-ms must be an integer of at least 1000');
+    }
+    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
+      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
+    }
+    if (cli.flags.tui) throw usageError('--tui is not available yet: use `amends worker` without it');
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const manifest = await readManifestFile(cli.flags.manifest as string);
+    const namespace = manifest.config.namespace;
+    const workerId = instanceId ?? `${hostname()}-${process.pid}`;
+    const log = jsonLog(io.stderr, { worker: workerId });
+
+    const applicationName = `amends worker ${workerId}`;
+    const db = await Database.open(databaseUrl, applicationName);
+    const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    const closeAll = async () => {
+      for (const close of closers.reverse()) await close().catch(() => {});
+    };
+    try {
+      try {
+        await registerNamespace(db.pool, manifest);
+      } catch (error) {
+        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
+      }
+      const store = new PostgresState(db, manifest.config, { applicationName, workerId });
+      closers.push(() => store.close());
+      const observer = await KafkaSourceObserver.open({
+        brokers,
+        topic: manifest.source_topic,
+        incarnation: manifest.config.source_incarnation,
+        partitions: manifest.config.partitions,
+        clientId: `amends-worker-${workerId}`,
+      }).catch((error: unknown) => {
+        throw operationalError(
+          `cannot observe source topic ${manifest.source_topic} on ${brokers}: ${(error as Error).message}`,
+        );
+      });
+      closers.push(() => observer.close());
+
+      // The runtime exists before the consumer can call back: callbacks only fire inside poll.
+      let runtime: WorkerRuntime | undefined;
+      const consumer = new KafkaSourceConsumer({
+        brokers,
+        namespace,
+        topic: manifest.source_topic,
+        ...(instanceId === undefined ? {} : { instanceId }),
+        sessionTimeoutMs,
+        clientId: `amends-worker-${workerId}`,
+        onAssigned: (partitions) => runtime?.partitionsAssigned(partitions),
+        onRevoked: (lost) => runtime?.partitionsRevoked(lost),
+        onClientError: (detail) => log.write('kafka_client', { detail }),
+      });
+      closers.push(() => consumer.close(AbortSignal.timeout(closeTimeoutMs)));
+      runtime = createWorkerRuntime({
+        namespace,
+        batchSize,
+        ports: { state: withProcessAttemptLog(store, namespace, log), source: observer, consumer },
+      });
+      const heartbeat = new HeartbeatWriter(
+        db.pool,
+        { namespace, workerId, role: 'worker', pid: process.pid },
+        () => heartbeatState((runtime as WorkerRuntime).summary()),
+        log,
+      );
+      const onSignal = (signal: NodeJS.Signals) => {
+        log.write('signal', { signal });
+        runtime?.stop(signal);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
+      heartbeat.start();
+      runtime.start();
+      let output: Awaited<WorkerRuntime['done']>;
+      try {
+        output = await runtime.done;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await heartbeat.stop();
+      }
+      log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
+      if (output.exitCode !== 0) {
+        const f = output.failure;
+        const where = f?.partition === null || f?.partition === undefined ? '' : `partition ${f.partition}: `;
+        throw operationalError(`${where}${f?.detail ?? 'the worker failed'} (${f?.reason ?? 'unknown reason'})`);
+      }
+      return 0;
+    } finally {
+      await closeAll();
+    }
+  },
+});
+
+/** The heartbeat row's state: the group's state and one summary per partition actor. */
+export function heartbeatState(summary: WorkerSummary): Record<string, unknown> {
+  return {
+    group: stateText(summary.state),
+    generation: summary.context.generation,
+    partitions: summary.partitions.map(({ state, context }) => {
+      const c = context as {
+        partition: number;
+        token: { epoch: number } | null;
+        frontier: number | null;
+        attempts: number;
+        lastOutcome: unknown;
+      };
+      return {
+        partition: c.partition,
+        state: stateText(state),
+        epoch: c.token?.epoch ?? null,
+        frontier: c.frontier,
+        attempts: c.attempts,
+        last_outcome: c.lastOutcome ?? null,
+      };
+    }),
+  };
+}

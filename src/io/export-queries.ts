@@ -1,0 +1,185 @@
+/**
+ * Reads one namespace's decisions, output versions and quarantine from PostgreSQL in export's
+ * canonical order (transport.md, Export) and renders them with the same line functions as
+ * `simulate` (domain/export-lines.ts), so any two runs compare with diff.
+ *
+ * Rows are read in pages by keyset (the primary key order), so an export of any size needs
+ * memory for one page only. Text columns are COLLATE "C": SQL order is code-point order.
+ */
+import type { Decision, Outcome } from '../domain/decision.js';
+import { outcomes } from '../domain/decision.js';
+import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
+import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
+import { assertInvariant } from './invariant.js';
+import type { Queryable } from './postgres.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
+
+/** Rows per page: bounded memory per export, few round trips. */
+export const exportPageRows = 5_000;
+
+export interface QuarantinedDecision {
+  decision: Decision;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+}
+
+interface DecisionRow {
+  partition: number;
+  record_offset: string;
+  outcome: string;
+  item: string | null;
+  location: string | null;
+  txn: string | null;
+  rev: number | null;
+  quarantined: boolean;
+  detail: string | null;
+  raw_key?: Buffer | null;
+  raw_value?: Buffer | null;
+}
+
+interface OutputRow {
+  item: string;
+  location: string;
+  day: string;
+  version: number;
+  closing: string | null;
+  status: string | null;
+  retracted: boolean;
+  cause_partition: number;
+  cause_offset: string;
+}
+
+const decisionColumns = 'partition, record_offset, outcome, item, location, txn, rev, quarantined, detail';
+
+/** Every decision ordered by (partition, offset). */
+export async function* readDecisions(
+  db: Queryable,
+  namespace: string,
+  pageRows = exportPageRows,
+): AsyncGenerator<Decision> {
+  for await (const row of pages<DecisionRow>(
+    db,
+    `SELECT ${decisionColumns} FROM decisions
+      WHERE namespace = $1 AND (partition, record_offset) > ($3, $4)
+      ORDER BY partition, record_offset LIMIT $2`,
+    [namespace, pageRows],
+    (last) => [last.partition, last.record_offset],
+    [-1, -1],
+  )) {
+    yield decisionOf(row);
+  }
+}
+
+/** Every quarantined decision with its exact raw bytes, ordered by (partition, offset). */
+export async function* readQuarantine(
+  db: Queryable,
+  namespace: string,
+  pageRows = exportPageRows,
+): AsyncGenerator<QuarantinedDecision> {
+  for await (const row of pages<DecisionRow>(
+    db,
+    `SELECT ${decisionColumns}, raw_key, raw_value FROM decisions
+      WHERE namespace = $1 AND quarantined AND (partition, record_offset) > ($3, $4)
+      ORDER BY partition, record_offset LIMIT $2`,
+    [namespace, pageRows],
+    (last) => [last.partition, last.record_offset],
+    [-1, -1],
+  )) {
+    assertInvariant(row.raw_key !== undefined && row.raw_value !== undefined, 'quarantine row without raw bytes');
+    yield { decision: decisionOf(row), key: bytesOf(row.raw_key), value: bytesOf(row.raw_value) };
+  }
+}
+
+/** Every output version ordered by (item, location, day, version), strings by code point. */
+export async function* readOutputVersions(
+  db: Queryable,
+  namespace: string,
+  pageRows = exportPageRows,
+): AsyncGenerator<OutputVersion> {
+  for await (const row of pages<OutputRow>(
+    db,
+    `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
+       FROM output_versions
+      WHERE namespace = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      ORDER BY item, location, day, version LIMIT $2`,
+    [namespace, pageRows],
+    (last) => [last.item, last.location, last.day, last.version],
+    ['', '', '', 0],
+  )) {
+    yield outputVersionOf(row);
+  }
+}
+
+export async function* exportDecisionLines(db: Queryable, namespace: string, pageRows?: number) {
+  for await (const d of readDecisions(db, namespace, pageRows)) yield decisionLine(d);
+}
+
+export async function* exportOutputLines(db: Queryable, namespace: string, pageRows?: number) {
+  for await (const v of readOutputVersions(db, namespace, pageRows)) yield outputLine(v);
+}
+
+export async function* exportQuarantineLines(db: Queryable, namespace: string, pageRows?: number) {
+  for await (const q of readQuarantine(db, namespace, pageRows)) yield quarantineLine(q.decision, q);
+}
+
+/** Collects a line generator, e.g. for a comparison in a test or the verifier. */
+export async function collectLines(lines: AsyncIterable<string>): Promise<string[]> {
+  const all: string[] = [];
+  for await (const line of lines) all.push(line);
+  return all;
+}
+
+/** Keyset pagination: `sql` takes the namespace and the page size, then the last row's key columns. */
+async function* pages<R extends object>(
+  db: Queryable,
+  sql: string,
+  fixed: [namespace: string, pageRows: number],
+  keyOf: (row: R) => unknown[],
+  start: unknown[],
+): AsyncGenerator<R> {
+  assertInvariant(Number.isSafeInteger(fixed[1]) && fixed[1] >= 1, `page size ${fixed[1]}`);
+  let after = start;
+  for (;;) {
+    const result = await db.query<R & Record<string, unknown>>(sql, [...fixed, ...after]);
+    for (const row of result.rows) yield row as R;
+    const last = result.rows[result.rows.length - 1];
+    if (last === undefined || result.rows.length < fixed[1]) return;
+    after = keyOf(last);
+  }
+}
+
+function decisionOf(row: DecisionRow): Decision {
+  assertInvariant((outcomes as readonly string[]).includes(row.outcome), `outcome ${row.outcome}`);
+  return {
+    partition: row.partition,
+    offset: int8ToSafeInteger(row.record_offset, 'decision offset'),
+    outcome: row.outcome as Outcome,
+    item: row.item,
+    location: row.location,
+    txn: row.txn,
+    rev: row.rev,
+    quarantined: row.quarantined,
+    detail: row.detail,
+  };
+}
+
+function outputVersionOf(row: OutputRow): OutputVersion {
+  assertInvariant(
+    row.status === null || row.status === 'NEGATIVE' || row.status === 'LOW' || row.status === 'OK',
+    `output status ${row.status}`,
+  );
+  return {
+    item: row.item,
+    location: row.location,
+    day: row.day,
+    version: row.version,
+    closing: nullableInt8ToSafeInteger(row.closing, 'output closing'),
+    status: row.status as BalanceStatus | null,
+    retracted: row.retracted,
+    cause: { partition: row.cause_partition, offset: int8ToSafeInteger(row.cause_offset, 'output cause offset') },
+  };
+}
+
+function bytesOf(value: Buffer | null): Uint8Array | null {
+  return value === null ? null : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+}

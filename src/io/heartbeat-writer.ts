@@ -1,0 +1,67 @@
+/**
+ * Every long-running process writes one heartbeat row about once a second: who it is and
+ * a summary of its actors' states (transport.md, Inspection). Other processes (inspect, the
+ * dashboard) read these rows; a missed beat is only staleness, never a failure of the work.
+ */
+import type pg from 'pg';
+import type { JsonLog } from './json-log.js';
+
+export const heartbeatIntervalMs = 1_000;
+
+export interface HeartbeatIdentity {
+  namespace: string;
+  workerId: string;
+  role: 'worker' | 'relay' | 'view';
+  pid: number;
+}
+
+const upsertSql = `
+  INSERT INTO worker_heartbeats AS h (namespace, worker_id, role, pid, state)
+  VALUES ($1, $2, $3, $4, $5::jsonb)
+  ON CONFLICT (namespace, worker_id)
+  DO UPDATE SET role = EXCLUDED.role, pid = EXCLUDED.pid, state = EXCLUDED.state, heartbeat_at = now(),
+    started_at = CASE WHEN h.pid = EXCLUDED.pid THEN h.started_at ELSE now() END`;
+
+export class HeartbeatWriter {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+  private warned = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly identity: HeartbeatIdentity,
+    private readonly summarize: () => Record<string, unknown>,
+    private readonly log: JsonLog,
+  ) {}
+
+  start(): void {
+    this.beat();
+    this.timer = setInterval(() => this.beat(), heartbeatIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Writes a last beat (e.g. the final state) and stops. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+    this.beat();
+    await this.inFlight;
+  }
+
+  private beat(): void {
+    // One beat at a time: a slow database must not pile up connections.
+    this.inFlight = this.inFlight.then(async () => {
+      const { namespace, workerId, role, pid } = this.identity;
+      try {
+        await this.pool.query(upsertSql, [namespace, workerId, role, pid, JSON.stringify(this.summarize())]);
+        this.warned = false;
+      } catch (error) {
+        if (!this.warned) {
+          this.log.write('heartbeat_failed', { detail: error instanceof Error ? error.message : String(error) });
+          this.warned = true;
+        }
+      }
+    });
+  }
+}

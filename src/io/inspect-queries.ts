@@ -1,0 +1,155 @@
+/**
+ * What `amendsctl inspect` reads from PostgreSQL for one namespace (transport.md, Inspection):
+ * partitions with their last committed work, counts by outcome, output versions, quarantine,
+ * outbox, workers' heartbeats and the bounded recent history. A handful of aggregate
+ * statements, whatever the namespace's size.
+ */
+import { outcomes } from '../domain/decision.js';
+import type { Queryable } from './postgres.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
+
+export interface PartitionInspection {
+  partition: number;
+  epoch: number;
+  frontier: number;
+  owner: string | null;
+  last_work: {
+    first_offset: number;
+    last_offset: number;
+    records: number;
+    counts: Record<string, number>;
+    epoch: number;
+    work_elapsed_ns: number;
+    committed_at: string;
+  } | null;
+}
+
+export interface WorkerInspection {
+  id: string;
+  role: string;
+  pid: number;
+  started_at: string;
+  heartbeat_at: string;
+  heartbeat_age_ms: number;
+  state: unknown;
+}
+
+export interface RecentDecision {
+  partition: number;
+  offset: number;
+  outcome: string;
+  txn: string | null;
+  rev: number | null;
+}
+
+export interface StoreInspection {
+  partitions: PartitionInspection[];
+  counts: Record<string, number>;
+  outputs: { versions: number; retractions: number };
+  quarantine: number;
+  outbox: { pending: number; published: number };
+  workers: WorkerInspection[];
+  recent: RecentDecision[];
+}
+
+export const recentDefault = 20;
+export const recentMax = 1000;
+
+export async function inspectStore(db: Queryable, namespace: string, recent: number): Promise<StoreInspection> {
+  const [partitions, counts, outputs, outbox, workers, history] = await Promise.all([
+    db.query(
+      `SELECT partition, epoch, frontier, owner, last_first_offset, last_last_offset, last_records, last_counts,
+              last_epoch, last_work_elapsed_ns, last_committed_at
+         FROM partitions WHERE namespace = $1 ORDER BY partition`,
+      [namespace],
+    ),
+    db.query(
+      `SELECT outcome, count(*) AS n, count(*) FILTER (WHERE quarantined) AS q
+         FROM decisions WHERE namespace = $1 GROUP BY outcome`,
+      [namespace],
+    ),
+    db.query(
+      `SELECT count(*) AS versions, count(*) FILTER (WHERE retracted) AS retractions
+         FROM output_versions WHERE namespace = $1`,
+      [namespace],
+    ),
+    db.query(
+      `SELECT count(*) FILTER (WHERE published_at IS NULL) AS pending,
+              count(*) FILTER (WHERE published_at IS NOT NULL) AS published
+         FROM outbox WHERE namespace = $1`,
+      [namespace],
+    ),
+    db.query(
+      `SELECT worker_id, role, pid, started_at, heartbeat_at, state,
+              (extract(epoch FROM clock_timestamp() - heartbeat_at) * 1000)::bigint AS age_ms
+         FROM worker_heartbeats WHERE namespace = $1 ORDER BY role, worker_id`,
+      [namespace],
+    ),
+    db.query(
+      // The latest decisions: each partition's tail read backwards along the primary key,
+      // merged by commit time, so the cost is bounded by N, not by the namespace's size.
+      `SELECT partition, record_offset, outcome, txn, rev FROM (
+          SELECT d.* FROM partitions p
+           CROSS JOIN LATERAL (
+             SELECT partition, record_offset, outcome, txn, rev, decided_at FROM decisions
+              WHERE namespace = p.namespace AND partition = p.partition
+              ORDER BY record_offset DESC LIMIT $2) d
+           WHERE p.namespace = $1
+           ORDER BY d.decided_at DESC, d.record_offset DESC LIMIT $2) latest
+        ORDER BY partition, record_offset`,
+      [namespace, recent],
+    ),
+  ]);
+  const countsByOutcome: Record<string, number> = Object.fromEntries(outcomes.map((o) => [o, 0]));
+  let quarantine = 0;
+  for (const row of counts.rows) {
+    countsByOutcome[row.outcome] = int8ToSafeInteger(row.n, 'decision count');
+    quarantine += int8ToSafeInteger(row.q, 'quarantine count');
+  }
+  return {
+    partitions: partitions.rows.map((r) => ({
+      partition: r.partition,
+      epoch: int8ToSafeInteger(r.epoch, 'epoch'),
+      frontier: int8ToSafeInteger(r.frontier, 'frontier'),
+      owner: r.owner,
+      last_work:
+        r.last_first_offset === null
+          ? null
+          : {
+              first_offset: int8ToSafeInteger(r.last_first_offset, 'first offset'),
+              last_offset: int8ToSafeInteger(r.last_last_offset, 'last offset'),
+              records: r.last_records,
+              counts: r.last_counts,
+              epoch: int8ToSafeInteger(r.last_epoch, 'last epoch'),
+              work_elapsed_ns: int8ToSafeInteger(r.last_work_elapsed_ns, 'work elapsed'),
+              committed_at: new Date(r.last_committed_at).toISOString(),
+            },
+    })),
+    counts: countsByOutcome,
+    outputs: {
+      versions: int8ToSafeInteger(outputs.rows[0]?.versions ?? 0, 'versions'),
+      retractions: int8ToSafeInteger(outputs.rows[0]?.retractions ?? 0, 'retractions'),
+    },
+    quarantine,
+    outbox: {
+      pending: int8ToSafeInteger(outbox.rows[0]?.pending ?? 0, 'outbox pending'),
+      published: int8ToSafeInteger(outbox.rows[0]?.published ?? 0, 'outbox published'),
+    },
+    workers: workers.rows.map((r) => ({
+      id: r.worker_id,
+      role: r.role,
+      pid: r.pid,
+      started_at: new Date(r.started_at).toISOString(),
+      heartbeat_at: new Date(r.heartbeat_at).toISOString(),
+      heartbeat_age_ms: nullableInt8ToSafeInteger(r.age_ms, 'heartbeat age') ?? 0,
+      state: r.state,
+    })),
+    recent: history.rows.map((r) => ({
+      partition: r.partition,
+      offset: int8ToSafeInteger(r.record_offset, 'offset'),
+      outcome: r.outcome,
+      txn: r.txn,
+      rev: r.rev,
+    })),
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Wraps a `State` so each completed `process` attempt logs one `process_attempt` line
+ * (worker.md §7). The elapsed time is the client's whole store call, COMMIT included;
+ * recovery reads (observe) and retry waits happen outside it and are not counted.
+ */
+import type { ProcessOutcome, ProcessRequest, State } from '../machines/ports.js';
+import { outcomeMayHaveCommitted } from '../machines/ports.js';
+import type { JsonLog } from './json-log.js';
+
+type Observation = 'acknowledged' | 'unknown' | 'fenced' | 'error';
+
+function observationOf(outcome: ProcessOutcome): Observation {
+  // An unexpected frontier is a refusal like a fence: nothing was written.
+  return outcome.kind === 'acknowledged' ? 'acknowledged' : 'fenced';
+}
+
+export function withProcessAttemptLog(state: State, namespace: string, log: JsonLog): State {
+  return {
+    claim: (partition, signal) => state.claim(partition, signal),
+    observe: (partition, signal) => state.observe(partition, signal),
+    async process(request: ProcessRequest, signal: AbortSignal): Promise<ProcessOutcome> {
+      const first = request.records[0];
+      const last = request.records[request.records.length - 1];
+      const fields = {
+        namespace,
+        partition: request.partition,
+        first_offset: first?.offset ?? null,
+        last_offset: last?.offset ?? null,
+        records: request.records.length,
+        epoch: request.epoch,
+      };
+      const started = process.hrtime.bigint();
+      const elapsed = () => Number(process.hrtime.bigint() - started);
+      try {
+        const outcome = await state.process(request, signal);
+        log.write('process_attempt', {
+          ...fields,
+          storage_call_elapsed_ns: elapsed(),
+          observation: observationOf(outcome),
+          ...(outcome.kind === 'unexpected_frontier' ? { detail: `unexpected frontier ${outcome.frontier}` } : {}),
+        });
+        return outcome;
+      } catch (error) {
+        log.write('process_attempt', {
+          ...fields,
+          storage_call_elapsed_ns: elapsed(),
+          observation: outcomeMayHaveCommitted(error) ? 'unknown' : 'error',
+          detail: error instanceof Error ? error.message : String(error),
+        });
+        throw error;
+      }
+    },
+  };
+}
