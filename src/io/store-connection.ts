@@ -19,6 +19,7 @@
  *   committed it.
  */
 import pg from 'pg';
+import { untilAborted } from './abortable.js';
 import { type Queryable, sessionConfig, sessionLimits } from './postgres.js';
 
 export type StatementFailureKind = 'not_sent' | 'rejected' | 'lost';
@@ -39,6 +40,12 @@ export class StatementFailure extends Error {
  */
 export const statementReplyTimeoutMs = sessionLimits.statementTimeoutMs + 2_000;
 
+/**
+ * How long a new session waits for an abandoned session's backend to end (pg_terminate_backend
+ * with a timeout, PostgreSQL ≥ 14), below the pool's statement_timeout.
+ */
+export const abandonedBackendWaitMs = 3_000;
+
 interface Session {
   client: pg.Client;
   /** The server process of this session, for pg_cancel_backend. */
@@ -51,6 +58,8 @@ export class StoreConnection {
   /** Statements run strictly one after another: an abort must never hit a neighbour's statement. */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The backend of the last abandoned session until it is known to have ended. */
+  private abandonedBackend: number | undefined;
 
   /**
    * @param canceller runs `pg_cancel_backend` on another session (the process's pool).
@@ -143,6 +152,7 @@ export class StoreConnection {
   private async connected(signal: AbortSignal): Promise<Session> {
     if (this.session !== undefined && !this.session.broken) return this.session;
     this.session = undefined;
+    await this.awaitAbandonedBackend(signal);
     const client = new pg.Client(sessionConfig(this.url, this.applicationName));
     const session: Session = { client, backendPid: 0, broken: false };
     // An idle session that dies emits 'error'; without a listener Node would crash the process.
@@ -170,6 +180,44 @@ export class StoreConnection {
   }
 
   /**
+   * Ends the abandoned session's backend and waits until it has gone, before a new session runs
+   * any statement. Until then a statement sent on the abandoned session may still be running
+   * (e.g. waiting on a row lock: the server does not notice a closed socket while it waits)
+   * and commit later, so an observation made now would not be final: "frontier = expected, it
+   * did not commit" could turn false after the retry was sent (worker.md §6). The cancel sent
+   * at abandonment is best-effort and can be lost like any request; this wait is not: while the
+   * backend cannot be shown gone, no statement is sent (`not_sent`), and an observation after an
+   * unknown outcome stays unresolved instead of wrong.
+   */
+  private async awaitAbandonedBackend(signal: AbortSignal): Promise<void> {
+    const pid = this.abandonedBackend;
+    if (pid === undefined) return;
+    const wait = (async () => {
+      // pg_terminate_backend(pid, timeout) waits for the exit (PostgreSQL ≥ 14); for a pid that
+      // is already gone it only warns. The second statement (a fresh snapshot) is the proof.
+      await this.canceller.query('SELECT pg_terminate_backend($1, $2)', [pid, abandonedBackendWaitMs]);
+      const alive = await this.canceller.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+      return (alive.rowCount ?? 0) === 0;
+    })();
+    let ended: boolean;
+    try {
+      ended = await untilAborted(wait, signal, 'waiting for an abandoned session to end');
+    } catch (error) {
+      wait.catch(() => {});
+      const why = signal.aborted ? 'cancelled' : describe(error);
+      throw new StatementFailure(
+        'not_sent',
+        `the abandoned session's backend ${pid} is not known to have ended (${why})`,
+        error,
+      );
+    }
+    if (!ended) {
+      throw new StatementFailure('not_sent', `the abandoned session's backend ${pid} is still running`);
+    }
+    if (this.abandonedBackend === pid) this.abandonedBackend = undefined;
+  }
+
+  /**
    * Gives the session up at once: the server is asked to cancel whatever it runs for it (a
    * statement waiting on a row lock would otherwise wait until lock_timeout, and could still
    * commit), and the socket is destroyed so the backend exits at its next read or write.
@@ -178,6 +226,7 @@ export class StoreConnection {
     session.broken = true;
     if (this.session === session) this.session = undefined;
     if (session.backendPid > 0) {
+      this.abandonedBackend = session.backendPid;
       this.canceller.query('SELECT pg_cancel_backend($1)', [session.backendPid]).catch(() => {});
     }
     session.client.connection.stream.destroy();

@@ -9,7 +9,13 @@
  * (extended protocol) or the message itself when it is a simple Query. Then, once:
  * - `drop_after_forward`: the request reaches the server (which executes and commits it),
  *   the client's socket is destroyed and no reply reaches the client;
- * - `drop_before_forward`: the request never reaches the server; both sides are dropped.
+ * - `drop_before_forward`: the request never reaches the server; both sides are dropped;
+ * - `drop_reply`: the request reaches the server, the proxy waits for the server's whole
+ *   reply (its ReadyForQuery), swallows it and drops both sides: the statement has certainly
+ *   finished (committed, for a committing one) and the client never hears of it. Unlike
+ *   `drop_after_forward`, the client cannot race the server: a client that reacts to the
+ *   lost connection (amends' store cancels the session's statement, store-connection.ts)
+ *   could otherwise cancel the statement before it commits.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -18,7 +24,7 @@ export interface FrontendMessage {
   body: Buffer;
 }
 
-export type FaultAction = 'drop_after_forward' | 'drop_before_forward';
+export type FaultAction = 'drop_after_forward' | 'drop_before_forward' | 'drop_reply';
 
 export interface Fault {
   when: (message: FrontendMessage) => boolean;
@@ -36,7 +42,8 @@ export function bindStatementName(message: FrontendMessage): string | undefined 
 export class PgFaultProxy {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
-  private fault: Fault | undefined;
+  /** Armed faults, each one-shot, matched in arming order. */
+  private faults: Fault[] = [];
   /** How many faults fired, for assertions. */
   fired = 0;
 
@@ -59,9 +66,9 @@ export class PgFaultProxy {
     return { proxy, url: url.toString() };
   }
 
-  /** Arms a one-shot fault for the next matching request on any connection. */
+  /** Arms a one-shot fault for the next matching request on any connection (in addition to any armed one). */
   arm(fault: Fault): void {
-    this.fault = fault;
+    this.faults.push(fault);
   }
 
   async close(): Promise<void> {
@@ -81,8 +88,29 @@ export class PgFaultProxy {
     server.on('close', () => client.destroy());
 
     let replying = true;
+    /** `drop_reply`: the swallowed reply so far, until its ReadyForQuery. */
+    let swallowed: Buffer | undefined;
     server.on('data', (chunk: Buffer) => {
-      if (replying) client.write(chunk);
+      if (replying) {
+        client.write(chunk);
+        return;
+      }
+      if (swallowed === undefined) return;
+      swallowed = Buffer.concat([swallowed, chunk]);
+      // Backend messages: 1 type byte, int32 length. The reply starts at a message boundary:
+      // the client sent this request only after the previous one's ReadyForQuery.
+      while (swallowed.length >= 5) {
+        const length = swallowed.readInt32BE(1);
+        if (swallowed.length < length + 1) return;
+        const type = String.fromCharCode(swallowed[0] ?? 0);
+        swallowed = swallowed.subarray(length + 1);
+        if (type === 'Z') {
+          swallowed = undefined;
+          server.destroy();
+          client.destroy();
+          return;
+        }
+      }
     });
 
     let buffered = Buffer.alloc(0);
@@ -90,7 +118,10 @@ export class PgFaultProxy {
     /** Messages of an armed request, held until its end. */
     let held: Buffer[] | undefined;
     let action: FaultAction | undefined;
+    /** The fault acted: this connection forwards nothing more. */
+    let acted = false;
     client.on('data', (chunk: Buffer) => {
+      if (acted) return;
       buffered = Buffer.concat([buffered, chunk]);
       for (;;) {
         if (startup) {
@@ -110,10 +141,13 @@ export class PgFaultProxy {
         const raw = buffered.subarray(0, length + 1);
         buffered = buffered.subarray(length + 1);
         const message = { type: String.fromCharCode(raw[0] ?? 0), body: raw.subarray(5) };
-        if (held === undefined && this.fault?.when(message)) {
-          action = this.fault.action;
-          this.fault = undefined;
-          held = [];
+        if (held === undefined) {
+          const index = this.faults.findIndex((f) => f.when(message));
+          if (index >= 0) {
+            action = this.faults[index]?.action;
+            this.faults.splice(index, 1);
+            held = [];
+          }
         }
         if (held === undefined) {
           server.write(raw);
@@ -124,6 +158,12 @@ export class PgFaultProxy {
         // The end of the armed request: act once.
         this.fired += 1;
         replying = false;
+        acted = true;
+        if (action === 'drop_reply') {
+          swallowed = Buffer.alloc(0);
+          server.write(Buffer.concat(held));
+          return;
+        }
         if (action === 'drop_after_forward') {
           // FIN after the data (never RST), so the server reads and executes every byte.
           server.end(Buffer.concat(held));
