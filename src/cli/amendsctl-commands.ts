@@ -1,6 +1,7 @@
 import type { Command } from './command.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
+import { outputCreateCommand } from './commands/output-create.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sourceCreateCommand } from './commands/source-create.js';
 import { sourceLoadCommand } from './commands/source-load.js';
@@ -8,6 +9,7 @@ import { sourceLoadCommand } from './commands/source-load.js';
 export const amendsctlCommands: Command[] = [
   sourceCreateCommand as Command,
   sourceLoadCommand as Command,
+  outputCreateCommand as Command,
   simulateCommand as Command,
   inspectCommand as Command,
   exportCommand as Command,

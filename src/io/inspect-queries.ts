@@ -42,12 +42,20 @@ export interface RecentDecision {
   rev: number | null;
 }
 
+/** The output binding and the view's partitions; null when the namespace has no binding. */
+export interface ViewInspection {
+  output_topic: string;
+  incarnation: string;
+  partitions: { partition: number; frontier: number; applied: number; stale: number; duplicate: number }[];
+}
+
 export interface StoreInspection {
   partitions: PartitionInspection[];
   counts: Record<string, number>;
   outputs: { versions: number; retractions: number };
   quarantine: number;
   outbox: { pending: number; published: number };
+  view: ViewInspection | null;
   workers: WorkerInspection[];
   recent: RecentDecision[];
 }
@@ -56,7 +64,7 @@ export const recentDefault = 20;
 export const recentMax = 1000;
 
 export async function inspectStore(db: Queryable, namespace: string, recent: number): Promise<StoreInspection> {
-  const [partitions, counts, outputs, outbox, workers, history] = await Promise.all([
+  const [partitions, counts, outputs, outbox, workers, history, view] = await Promise.all([
     db.query(
       `SELECT partition, epoch, frontier, owner, last_first_offset, last_last_offset, last_records, last_counts,
               last_epoch, last_work_elapsed_ns, last_committed_at
@@ -99,6 +107,12 @@ export async function inspectStore(db: Queryable, namespace: string, recent: num
         ORDER BY partition, record_offset`,
       [namespace, recent],
     ),
+    db.query(
+      `SELECT b.output_topic, b.incarnation, v.partition, v.frontier, v.applied, v.stale, v.duplicate
+         FROM output_bindings b JOIN view_partitions v ON v.namespace = b.namespace
+        WHERE b.namespace = $1 ORDER BY v.partition`,
+      [namespace],
+    ),
   ]);
   const countsByOutcome: Record<string, number> = Object.fromEntries(outcomes.map((o) => [o, 0]));
   let quarantine = 0;
@@ -135,6 +149,20 @@ export async function inspectStore(db: Queryable, namespace: string, recent: num
       pending: int8ToSafeInteger(outbox.rows[0]?.pending ?? 0, 'outbox pending'),
       published: int8ToSafeInteger(outbox.rows[0]?.published ?? 0, 'outbox published'),
     },
+    view:
+      view.rows[0] === undefined
+        ? null
+        : {
+            output_topic: view.rows[0].output_topic,
+            incarnation: view.rows[0].incarnation,
+            partitions: view.rows.map((r) => ({
+              partition: r.partition,
+              frontier: int8ToSafeInteger(r.frontier, 'view frontier'),
+              applied: int8ToSafeInteger(r.applied, 'view applied'),
+              stale: int8ToSafeInteger(r.stale, 'view stale'),
+              duplicate: int8ToSafeInteger(r.duplicate, 'view duplicate'),
+            })),
+          },
     workers: workers.rows.map((r) => ({
       id: r.worker_id,
       role: r.role,

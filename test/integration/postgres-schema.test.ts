@@ -120,11 +120,14 @@ describe('schema migrations', () => {
       'decisions',
       'namespaces',
       'outbox',
+      'output_bindings',
       'output_days',
       'output_versions',
       'partitions',
       'quarantine',
       'schema_migrations',
+      'view_partitions',
+      'view_rows',
       'worker_heartbeats',
     ]);
   });

@@ -1,11 +1,13 @@
 /**
- * `amendsctl export --manifest M --what decisions|outputs|quarantine` (transport.md, Export):
- * JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs compare
- * with diff. (`--what view` arrives with the view.)
+ * `amendsctl export --manifest M --what decisions|outputs|view|quarantine` (transport.md,
+ * Export): JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs
+ * compare with diff. `view` is what `amends view` holds: the highest version per
+ * (item, location, day), retractions included (none before the view has run).
  */
 import { usageError } from '../../domain/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../io/export-queries.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
+import { exportViewLines } from '../../io/output-view.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
@@ -13,23 +15,25 @@ import { readManifestFile } from '../input-files.js';
 const exporters = {
   decisions: exportDecisionLines,
   outputs: exportOutputLines,
+  view: exportViewLines,
   quarantine: exportQuarantineLines,
 } as const;
 type What = keyof typeof exporters;
 
 export const exportCommand = defineCommand({
   name: 'export',
-  summary: 'print decisions, output versions or quarantine as canonical JSON Lines',
-  help: `export --manifest M --what decisions|outputs|quarantine
+  summary: 'print decisions, output versions, the view or quarantine as canonical JSON Lines',
+  help: `export --manifest M --what decisions|outputs|view|quarantine
 
   Prints one JSON object per line in canonical order: decisions by (partition, offset),
-  output versions by (item, location, day, version), quarantine by (partition, offset)
-  with the raw key and value bytes in base64. Decision and output lines are byte for byte
+  output versions by (item, location, day, version), the view (\`amends view\`: the
+  highest version per (item, location, day), retractions included) by (item, location,
+  day), quarantine by (partition, offset) with the raw key and value bytes in base64. Decision and output lines are byte for byte
   what \`amendsctl simulate\` prints for the same records. Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --what W       decisions, outputs or quarantine (required)
+    --what W       decisions, outputs, view or quarantine (required)
 
   Example
     $ amendsctl export --manifest manifest.json --what outputs > outputs.jsonl`,

@@ -19,12 +19,13 @@ const brokerTimeoutMs = 3_000;
 
 export const inspectCommand = defineCommand({
   name: 'inspect',
-  summary: 'show partitions, counts, workers and recent decisions of a namespace',
+  summary: 'show partitions, counts, outbox, view, workers and recent decisions of a namespace',
   help: `inspect --manifest M [--json] [--recent N]
 
   Shows, per partition: epoch, frontier, the broker's read-committed end and the lag, and
   the last committed work (offsets, outcomes, time, epoch). Per namespace: decisions by
-  outcome, output versions and retractions, quarantine, outbox, the workers seen with
+  outcome, output versions and retractions, quarantine, outbox, the view's frontier, end
+  and lag per output partition (when bound), the processes seen with
   their last heartbeat and actor states, and the last N decisions. --json prints one
   JSON document. Needs AMENDS_DATABASE_URL; the broker is optional.
 
@@ -64,25 +65,50 @@ export const inspectCommand = defineCommand({
     } finally {
       await db.close();
     }
-    const ends = await brokerEnds(manifest, brokers);
-    const document = inspectionDocument(manifest, store, ends);
+    const [ends = null, viewEnds = null] = await brokerEnds(brokers, [
+      { topic: manifest.source_topic, partitions: manifest.config.partitions },
+      ...(store.view === null ? [] : [{ topic: store.view.output_topic, partitions: store.view.partitions.length }]),
+    ]);
+    const document = inspectionDocument(manifest, store, ends, viewEnds);
     io.stdout.write(json ? `${JSON.stringify(document)}\n` : renderInspection(document, ends === null));
     return 0;
   },
 });
 
-async function brokerEnds(manifest: Manifest, brokers: string): Promise<Map<number, number> | null> {
-  const partitions = Array.from({ length: manifest.config.partitions }, (_, p) => p);
+/**
+ * The read-committed end of each partition of each topic, through one admin client; a topic
+ * whose ends cannot be read (broker down, slow) gets null instead of failing the inspection.
+ */
+async function brokerEnds(
+  brokers: string,
+  topics: { topic: string; partitions: number }[],
+): Promise<(Map<number, number> | null)[]> {
   try {
     return await withKafkaAdmin(brokers, `amendsctl-inspect-${process.pid}`, (admin) =>
-      admin.listOffsets(manifest.source_topic, partitions, 'read-committed-end', brokerTimeoutMs),
+      Promise.all(
+        topics.map(({ topic, partitions }) =>
+          admin
+            .listOffsets(
+              topic,
+              Array.from({ length: partitions }, (_, p) => p),
+              'read-committed-end',
+              brokerTimeoutMs,
+            )
+            .catch(() => null),
+        ),
+      ),
     );
   } catch {
-    return null;
+    return topics.map(() => null);
   }
 }
 
-export function inspectionDocument(manifest: Manifest, store: StoreInspection, ends: Map<number, number> | null) {
+export function inspectionDocument(
+  manifest: Manifest,
+  store: StoreInspection,
+  ends: Map<number, number> | null,
+  viewEnds: Map<number, number> | null = null,
+) {
   const byPartition = new Map(store.partitions.map((p) => [p.partition, p]));
   const partitions = Array.from({ length: manifest.config.partitions }, (_, partition) => {
     const row = byPartition.get(partition);
@@ -107,8 +133,26 @@ export function inspectionDocument(manifest: Manifest, store: StoreInspection, e
     outputs: store.outputs,
     quarantine: store.quarantine,
     outbox: store.outbox,
-    // The output binding and the view arrive with the transport; until then they do not exist.
-    view: null,
+    // Without an output binding the view does not exist (transport.md: null).
+    view:
+      store.view === null
+        ? null
+        : {
+            output_topic: store.view.output_topic,
+            incarnation: store.view.incarnation,
+            partitions: store.view.partitions.map((p) => {
+              const end = viewEnds?.get(p.partition) ?? null;
+              return {
+                partition: p.partition,
+                frontier: p.frontier,
+                end,
+                lag: end === null ? null : Math.max(0, end - p.frontier),
+                applied: p.applied,
+                stale: p.stale,
+                duplicate: p.duplicate,
+              };
+            }),
+          },
     workers: store.workers.map((w) => ({ ...w, state: w.state })),
     recent: store.recent,
   };
@@ -162,6 +206,25 @@ function renderInspection(d: InspectionDocument, brokerDown: boolean): string {
   out.push(
     `outputs    ${d.outputs.versions} versions (${d.outputs.retractions} retractions) · quarantine ${d.quarantine} · outbox ${d.outbox.pending} pending, ${d.outbox.published} published`,
   );
+  if (d.view === null) out.push('view       no output binding (amendsctl output-create)');
+  else {
+    out.push('');
+    out.push(`view of ${d.view.output_topic} (${d.view.incarnation})`);
+    out.push(
+      table(
+        ['partition', 'frontier', 'end', 'lag', 'applied', 'stale', 'duplicate'],
+        d.view.partitions.map((p) => [
+          String(p.partition),
+          String(p.frontier),
+          p.end === null ? '-' : String(p.end),
+          p.lag === null ? '-' : String(p.lag),
+          String(p.applied),
+          String(p.stale),
+          String(p.duplicate),
+        ]),
+      ),
+    );
+  }
   out.push('');
   if (d.workers.length === 0) out.push('workers    none seen');
   else
@@ -196,7 +259,8 @@ function renderInspection(d: InspectionDocument, brokerDown: boolean): string {
 }
 
 function summarizeState(state: unknown): string {
-  const s = state as { group?: string; partitions?: { partition: number; state: string }[] };
+  // Workers summarize a group state; relay and view a plain `state`.
+  const s = state as { group?: string; state?: string; partitions?: { partition: number; state: string }[] };
   const parts = (s.partitions ?? []).map((p) => `p${p.partition}:${p.state}`).join(' ');
-  return `${s.group ?? '?'}${parts ? ` ${parts}` : ''}`;
+  return `${s.group ?? s.state ?? '?'}${parts ? ` ${parts}` : ''}`;
 }

@@ -1,0 +1,154 @@
+/**
+ * `amends relay --manifest M` (transport.md, Relay): one active relay per namespace publishes
+ * the outbox to the bound output topic (outbox-relay.ts); a second one waits as a hot standby
+ * on the role lock and takes over when the first one's database session ends.
+ *
+ * Start: register the namespace, read the binding, check the live output topic's UUID, wait
+ * for the role lock, check the topic again (it may have changed while we waited), open an
+ * idempotent producer, publish. SIGINT/SIGTERM: a standby stops at once; an active relay
+ * drains the deliveries in flight, marks them, and exits 0.
+ *
+ * Test-only: AMENDS_FAULT=relay-exit-after-publish makes it SIGKILL itself after a batch is
+ * acknowledged and before it is marked (outbox-relay.ts).
+ */
+import { hostname } from 'node:os';
+import { usageError } from '../../domain/amends-error.js';
+import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
+import { jsonLog } from '../../io/json-log.js';
+import { withKafkaAdmin } from '../../io/kafka-admin.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../io/outbox-relay.js';
+import { checkLiveBinding, requireBinding } from '../../io/output-binding.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { RoleLock } from '../../io/role-lock.js';
+import { SourceProducer } from '../../io/source-producer.js';
+import { defineCommand } from '../command.js';
+import { readManifestFile } from '../input-files.js';
+
+/** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
+const deliveryTimeoutMs = 30_000;
+/** SIGTERM drain: the producer's flush and disconnect. */
+const producerCloseTimeoutMs = 10_000;
+
+export const relayCommand = defineCommand({
+  name: 'relay',
+  summary: "publish the namespace's outbox to its output topic",
+  help: `relay --manifest M [--instance-id ID]
+
+  Publishes pending outbox envelopes to the namespace's output topic (amendsctl
+  output-create) in outbox order per partition, with an idempotent producer (acks=all),
+  then marks them published. Wakes on LISTEN amends_outbox, polls every second as a
+  fallback. One relay per namespace is active; another waits as a hot standby and takes
+  over when it dies. A lost or unknown delivery is published again (identical duplicates,
+  never different content). Refuses to run when the live output topic's UUID differs from
+  the binding. SIGINT/SIGTERM drain the deliveries in flight and exit 0. Logs JSON lines on
+  stderr; writes a heartbeat row (role relay). Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --manifest M      the namespace's manifest (required)
+    --instance-id ID  the heartbeat row's id (default: hostname-pid)
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amends relay --manifest demo-1.manifest.json`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    instanceId: { type: 'string' },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const { instanceId } = cli.flags;
+    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
+      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
+    }
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const manifestPath = cli.flags.manifest as string;
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const manifest = await readManifestFile(manifestPath);
+    const namespace = manifest.config.namespace;
+    const relayId = instanceId ?? `${hostname()}-${process.pid}`;
+    const log = jsonLog(io.stderr, { relay: relayId });
+    const faultExitAfterPublish = io.env.AMENDS_FAULT === relayFaultExitAfterPublish;
+    const applicationName = `amends relay ${relayId}`;
+
+    const db = await Database.open(databaseUrl, applicationName);
+    const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.write('signal', { signal });
+      stop.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const stats: RelayStats = {
+      state: 'standby',
+      batches: 0,
+      published_rows: 0,
+      republish_rows: 0,
+      last_published_id: null,
+    };
+    let heartbeat: HeartbeatWriter | undefined;
+    try {
+      const binding = await (async () => {
+        await registerNamespace(db.pool, manifest);
+        return requireBinding(db.pool, namespace, manifestPath);
+      })().catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `reading the output binding of namespace ${namespace}`);
+      });
+      const checkTopic = () =>
+        withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
+      await checkTopic();
+      log.write('relay_started', {
+        namespace,
+        output_topic: binding.outputTopic,
+        incarnation: binding.incarnation,
+        ...(faultExitAfterPublish ? { fault: relayFaultExitAfterPublish } : {}),
+      });
+      heartbeat = new HeartbeatWriter(
+        db.pool,
+        { namespace, workerId: relayId, role: 'relay', pid: process.pid },
+        () => ({ ...stats, output_topic: binding.outputTopic }),
+        log,
+      );
+      heartbeat.start();
+
+      const lock = await RoleLock.open(databaseUrl, 'relay', namespace, applicationName);
+      closers.push(() => lock.close());
+      const acquired = await lock.acquire(stop.signal, () => log.write('relay_standby', { namespace }));
+      if (!acquired) {
+        log.write('relay_stopped', { state: 'standby', exit_code: 0 });
+        return 0;
+      }
+      await checkTopic();
+      stats.state = 'active';
+      log.write('relay_active', { namespace });
+      const producer = await SourceProducer.open({
+        brokers,
+        clientId: `amends-relay-${relayId}`,
+        deliveryTimeoutMs,
+      });
+      closers.push(() => producer.close(producerCloseTimeoutMs));
+      const relay = new OutboxRelay({
+        namespace,
+        binding,
+        pool: db.pool,
+        lock,
+        producer,
+        log,
+        faultExitAfterPublish,
+        stats,
+      });
+      await relay.run(stop.signal);
+      stats.state = 'stopping';
+      log.write('relay_stopped', { state: 'drained', exit_code: 0, published_rows: stats.published_rows });
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await heartbeat?.stop();
+      for (const close of closers.reverse()) await close().catch(() => {});
+    }
+  },
+});

@@ -1,0 +1,180 @@
+/**
+ * `amends view --manifest M` (transport.md, View): reads the bound output topic into the
+ * view in PostgreSQL (output-view.ts), from the view's own frontier, one transaction per
+ * poll. One view per namespace is active; another waits as a hot standby (role-lock.ts).
+ *
+ * Start: register the namespace, read the binding, check the live output topic's UUID,
+ * wait for the role lock, check again, read the frontiers, check them against the topic's
+ * read-committed ends, assign, apply. SIGINT/SIGTERM: finish the batch in hand, exit 0.
+ * A conflicting duplicate or a record that is not an envelope: exit 1, nothing applied.
+ */
+import { hostname } from 'node:os';
+import { operationalError, usageError } from '../../domain/amends-error.js';
+import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
+import { jsonLog } from '../../io/json-log.js';
+import { withKafkaAdmin } from '../../io/kafka-admin.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { checkLiveBinding, requireBinding } from '../../io/output-binding.js';
+import { OutputConsumer } from '../../io/output-consumer.js';
+import { OutputView, readViewPartitions } from '../../io/output-view.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { RoleLock } from '../../io/role-lock.js';
+import { defineCommand } from '../command.js';
+import { readManifestFile } from '../input-files.js';
+
+/** Records per poll and per view transaction. */
+const pollRecordsMax = 500;
+
+export const viewCommand = defineCommand({
+  name: 'view',
+  summary: 'keep the latest version per (item, location, day) from the output topic',
+  help: `view --manifest M [--instance-id ID]
+
+  Consumes the namespace's output topic (read_committed) from the view's own frontier in
+  PostgreSQL and keeps, per (item, location, day), the highest version (retractions
+  included), moving the frontier in the same transaction. A lower version is ignored
+  (stale), an identical duplicate is ignored (duplicate); the same version with different
+  content is a fatal conflict: nothing is overwritten, exit 1. One view per namespace is
+  active, another waits as a hot standby. Refuses to run when the live output topic's UUID
+  differs from the binding. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --manifest M      the namespace's manifest (required)
+    --instance-id ID  the heartbeat row's id (default: hostname-pid)
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amends view --manifest demo-1.manifest.json`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    instanceId: { type: 'string' },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const { instanceId } = cli.flags;
+    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
+      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
+    }
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const manifestPath = cli.flags.manifest as string;
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const manifest = await readManifestFile(manifestPath);
+    const namespace = manifest.config.namespace;
+    const viewId = instanceId ?? `${hostname()}-${process.pid}`;
+    const log = jsonLog(io.stderr, { view: viewId });
+    const applicationName = `amends view ${viewId}`;
+
+    const db = await Database.open(databaseUrl, applicationName);
+    const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.write('signal', { signal });
+      stop.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let state = 'standby';
+    let view: OutputView | undefined;
+    let heartbeat: HeartbeatWriter | undefined;
+    try {
+      const binding = await (async () => {
+        await registerNamespace(db.pool, manifest);
+        return requireBinding(db.pool, namespace, manifestPath);
+      })().catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `reading the output binding of namespace ${namespace}`);
+      });
+      const checkTopic = () =>
+        withKafkaAdmin(brokers, `amends-view-${viewId}`, async (admin) => {
+          await checkLiveBinding(admin, binding);
+          return admin.listOffsets(
+            binding.outputTopic,
+            Array.from({ length: binding.partitions }, (_, p) => p),
+            'read-committed-end',
+          );
+        });
+      await checkTopic();
+      log.write('view_started', { namespace, output_topic: binding.outputTopic, incarnation: binding.incarnation });
+      heartbeat = new HeartbeatWriter(
+        db.pool,
+        { namespace, workerId: viewId, role: 'view', pid: process.pid },
+        () => ({
+          state,
+          output_topic: binding.outputTopic,
+          partitions: view
+            ? [...view.positions].map(([partition, frontier]) => ({
+                partition,
+                state,
+                frontier,
+                ...view?.counts.get(partition),
+              }))
+            : [],
+        }),
+        log,
+      );
+      heartbeat.start();
+
+      const lock = await RoleLock.open(databaseUrl, 'view', namespace, applicationName);
+      closers.push(() => lock.close());
+      const acquired = await lock.acquire(stop.signal, () => log.write('view_standby', { namespace }));
+      if (!acquired) {
+        log.write('view_stopped', { state: 'standby', exit_code: 0 });
+        return 0;
+      }
+      const ends = await checkTopic();
+      const frontiers = await readViewPartitions(db.pool, namespace).catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `reading the view frontiers of namespace ${namespace}`);
+      });
+      if (frontiers.length !== binding.partitions) {
+        throw operationalError(
+          `namespace ${namespace} has ${frontiers.length} view partition rows for ${binding.partitions} output partitions: the store is inconsistent`,
+        );
+      }
+      for (const f of frontiers) {
+        const end = ends.get(f.partition) ?? 0;
+        // PostgreSQL wins, but a frontier beyond the topic's end means history is missing.
+        if (f.frontier > end) {
+          throw operationalError(
+            `the view frontier of partition ${f.partition} is ${f.frontier}, beyond the end ${end} of output topic ${binding.outputTopic}: records the view applied are gone from the topic`,
+          );
+        }
+      }
+      view = new OutputView(db, manifest.config, frontiers);
+      state = 'active';
+      log.write('view_active', {
+        namespace,
+        frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),
+      });
+      const consumer = await OutputConsumer.open(
+        brokers,
+        namespace,
+        binding.outputTopic,
+        `amends-view-${viewId}`,
+        (detail) => log.write('kafka_client', { detail }),
+      );
+      closers.push(() => consumer.close());
+      consumer.assign(view.positions);
+      while (!stop.signal.aborted) {
+        lock.throwIfLost();
+        const records = await consumer.poll(pollRecordsMax);
+        if (records.length === 0) continue;
+        const started = process.hrtime.bigint();
+        const counts = await view.apply(records);
+        log.write('view_applied', {
+          records: records.length,
+          ...counts,
+          elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        });
+      }
+      state = 'stopping';
+      log.write('view_stopped', { state: 'drained', exit_code: 0 });
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await heartbeat?.stop();
+      for (const close of closers.reverse()) await close().catch(() => {});
+    }
+  },
+});
