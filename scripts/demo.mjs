@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The main job until the fault-injection showcase lands (issue 6 replaces it with
-// `amendsctl showcase`). On the local stack: create a fresh two-key source topic, start two
-// workers, load the fixture stories of domain.md §7 and fixtures/second-key.jsonl, wait until
-// both partitions are decided, and show that what the workers committed equals, byte for
-// byte, what `simulate` derives offline from the same records.
+// `amendsctl showcase`). On the local stack: create a fresh two-key source topic and its
+// output topic, start two workers, a relay and a view, load the fixture stories of domain.md
+// §7 and fixtures/second-key.jsonl, wait until everything is decided, relayed and viewed,
+// and show that what the workers committed equals, byte for byte, what `simulate` derives
+// offline from the same records, and that the view holds the latest version of every day.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,10 +35,10 @@ function amendsctl(args, { quiet = false } = {}) {
 }
 
 const workers = [];
-function startWorker(name) {
-  say(`$ amends worker --manifest ${manifestPath} --instance-id ${name}   (logs: ${name}.log)`);
+function startProcess(role, name) {
+  say(`$ amends ${role} --manifest ${manifestPath} --instance-id ${name}   (logs: ${name}.log)`);
   const log = join(dir, `${name}.log`);
-  const child = spawn(join(root, 'bin', 'amends'), ['worker', '--manifest', manifestPath, '--instance-id', name], {
+  const child = spawn(join(root, 'bin', 'amends'), [role, '--manifest', manifestPath, '--instance-id', name], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -64,7 +65,10 @@ async function waitCaughtUp() {
   const deadline = Date.now() + catchUpTimeoutMs;
   for (;;) {
     const doc = JSON.parse(amendsctl(['inspect', '--manifest', manifestPath, '--json'], { quiet: true }));
-    if (doc.partitions.every((p) => p.lag === 0)) return doc;
+    const decided = doc.partitions.every((p) => p.lag === 0);
+    const relayed = doc.outbox.pending === 0;
+    const viewed = doc.view?.partitions.every((p) => p.lag === 0) === true;
+    if (decided && relayed && viewed) return doc;
     if (Date.now() > deadline) throw new Error(`workers did not catch up within ${catchUpTimeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 300));
   }
@@ -86,8 +90,12 @@ try {
   writeFileSync(manifestPath, manifest);
   process.stdout.write(manifest);
   say('');
-  startWorker('worker-a');
-  startWorker('worker-b');
+  amendsctl(['output-create', '--manifest', manifestPath, '--topic', `${topic}-out`]);
+  say('');
+  startProcess('worker', 'worker-a');
+  startProcess('worker', 'worker-b');
+  startProcess('relay', 'relay-1');
+  startProcess('view', 'view-1');
   const stories = ['before.jsonl', 'second-key.jsonl', 'correction.jsonl', 'cancel-last-day.jsonl'];
   const all = join(dir, 'records.jsonl');
   writeFileSync(all, stories.map((f) => readFileSync(join(root, 'fixtures', f), 'utf8')).join(''));
@@ -96,7 +104,7 @@ try {
       amendsctl(['source-load', '--manifest', manifestPath, '--file', join(root, 'fixtures', story)]),
     );
   }
-  say('\nwaiting until both partitions are decided …');
+  say('\nwaiting until both partitions are decided, relayed and viewed …');
   await waitCaughtUp();
   process.stdout.write(amendsctl(['inspect', '--manifest', manifestPath]));
   const committed =
@@ -111,6 +119,22 @@ try {
     say(`\ndemo: the workers' ${lines} committed decision and output lines equal simulate's, byte for byte.`);
   } else {
     say(`\ndemo: MISMATCH between export and simulate: compare ${dir}/export.jsonl and simulate.jsonl`);
+    exitCode = 1;
+  }
+  // The view must hold, per (item, location, day), the highest committed version.
+  const latest = new Map();
+  for (const line of committed.split('\n').filter((l) => l.startsWith('{"type":"output"'))) {
+    const o = JSON.parse(line);
+    latest.set(JSON.stringify([o.item, o.location, o.day]), line.replace('{"type":"output"', '{"type":"view"'));
+  }
+  const view = amendsctl(['export', '--manifest', manifestPath, '--what', 'view']);
+  writeFileSync(join(dir, 'view.jsonl'), view);
+  process.stdout.write(view);
+  const want = `${[...latest.values()].join('\n')}\n`;
+  if (view === want) {
+    say(`demo: the view holds the latest version of each of its ${latest.size} days, retractions included.`);
+  } else {
+    say(`demo: the VIEW differs from the latest committed versions: see ${dir}/view.jsonl`);
     exitCode = 1;
   }
 } catch (error) {
