@@ -1,5 +1,12 @@
 import type { Command } from './command.js';
+import { relayCommand } from './commands/relay.js';
+import { tuiCommand } from './commands/tui.js';
+import { viewCommand } from './commands/view.js';
 import { workerCommand } from './commands/worker.js';
 
-/** The relay, view and dashboard commands are added here as they land. */
-export const amendsCommands: Command[] = [workerCommand as Command];
+export const amendsCommands: Command[] = [
+  workerCommand as Command,
+  relayCommand as Command,
+  viewCommand as Command,
+  tuiCommand as Command,
+];

@@ -9,7 +9,10 @@
  * SIGINT/SIGTERM cancel and join all work before the broker client closes: exit 0. A fatal
  * or exhausted operation exits 1 with a one-line diagnostic (the runtime's failure).
  */
+import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
@@ -24,6 +27,7 @@ import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
 /** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
@@ -32,7 +36,7 @@ const closeTimeoutMs = 15_000;
 export const workerCommand = defineCommand({
   name: 'worker',
   summary: 'decide source records exactly once into PostgreSQL',
-  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--session-timeout-ms 6000]
+  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--session-timeout-ms 6000] [--tui]
 
   Joins the namespace's consumer group (amends.<namespace>.source) and decides every
   record of its assigned partitions exactly once: each poll's records are decided in one
@@ -49,6 +53,8 @@ export const workerCommand = defineCommand({
                                the same id gets its partitions back without a rebalance
     --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
     --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --tui                      draw the dashboard (amends tui) of this worker and its namespace;
+                               the JSON log lines then go to artifacts/logs/worker-<id>.jsonl
 
   Example
     $ amends worker --manifest manifest.json --batch-size 500 --instance-id worker-a`,
@@ -71,14 +77,15 @@ export const workerCommand = defineCommand({
     if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
       throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
     }
-    if (cli.flags.tui) throw usageError('--tui is not available yet: use `amends worker` without it');
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     const workerId = instanceId ?? `${hostname()}-${process.pid}`;
-    const log = jsonLog(io.stderr, { worker: workerId });
+    // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
+    const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
+    const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId });
 
     const applicationName = `amends worker ${workerId}`;
     const db = await Database.open(databaseUrl, applicationName);
@@ -121,10 +128,22 @@ export const workerCommand = defineCommand({
         onClientError: (detail) => log.write('kafka_client', { detail }),
       });
       closers.push(() => consumer.close(AbortSignal.timeout(closeTimeoutMs)));
+      const dashboard: WorkerDashboard | undefined =
+        logFile === null
+          ? undefined
+          : startWorkerDashboard({
+              databaseUrl,
+              brokers,
+              manifest,
+              workerId,
+              logFile,
+              onQuit: () => onSignal('SIGINT'),
+            });
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
         ports: { state: withProcessAttemptLog(store, namespace, log), source: observer, consumer },
+        ...(dashboard === undefined ? {} : { inspect: dashboard.inspect }),
       });
       const heartbeat = new HeartbeatWriter(
         db.pool,
@@ -141,6 +160,7 @@ export const workerCommand = defineCommand({
       log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
       heartbeat.start();
       runtime.start();
+      dashboard?.start(() => (runtime as WorkerRuntime).summary());
       let output: Awaited<WorkerRuntime['done']>;
       try {
         output = await runtime.done;
@@ -148,6 +168,7 @@ export const workerCommand = defineCommand({
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await heartbeat.stop();
+        await dashboard?.close();
       }
       log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
       if (output.exitCode !== 0) {
@@ -161,6 +182,18 @@ export const workerCommand = defineCommand({
     }
   },
 });
+
+/** A log file written one whole line per synchronous write, like stderr (json-log.ts). */
+function appendOnlyFile(path: string): NodeJS.WritableStream {
+  mkdirSync(join(path, '..'), { recursive: true });
+  const fd = openSync(path, 'a');
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writeSync(fd, chunk);
+      done();
+    },
+  });
+}
 
 /** The heartbeat row's state: the group's state and one summary per partition actor. */
 export function heartbeatState(summary: WorkerSummary): Record<string, unknown> {

@@ -1,0 +1,177 @@
+/**
+ * `amends tui --manifest M [--brokers B]`: the dashboard of a whole namespace
+ * (quality.md "Dashboard"). Every process of the namespace is shown from PostgreSQL (its
+ * heartbeat row and the inspection queries) and the broker's ends, polled by
+ * src/io/dashboard-feed.ts into the store that the ink components read. Read-only apart
+ * from registering the namespace, as `amendsctl inspect` does. q or Ctrl-C exits 0.
+ */
+import pg from 'pg';
+import { operationalError, usageError } from '../../domain/amends-error.js';
+import type { Manifest } from '../../domain/config.js';
+import { DashboardFeed } from '../../io/dashboard-feed.js';
+import { createLocalFeed, type LocalFeed } from '../../io/dashboard-feed-local.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { registerNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError, sessionConfig } from '../../io/postgres.js';
+import { DashboardStore } from '../../tui/dashboard-store.js';
+import { type RunningDashboard, runDashboard } from '../../tui/run-dashboard.js';
+import type { LocalSummary } from '../../tui/worker-report.js';
+import { defineCommand } from '../command.js';
+import { readManifestFile } from '../input-files.js';
+
+export const tuiCommand = defineCommand({
+  name: 'tui',
+  summary: 'a live terminal dashboard of every process of a namespace',
+  help: `tui --manifest M [--brokers LIST]
+
+  Draws the namespace's partitions (the partition actor's state, owner, epoch, frontier,
+  broker end, lag, last outcome, records/s), its worker processes (group state, heartbeat
+  age), decisions by outcome, quarantine, outbox and the recent decisions, refreshed about
+  every 0.75 s from PostgreSQL's heartbeat and inspection rows and the broker's ends.
+  Keys: q quit, ↑/↓ select a partition (its statechart path and context), ? help.
+  Needs a terminal and AMENDS_DATABASE_URL; the broker is optional.
+
+  Flags
+    --manifest M   the namespace's manifest (required)
+    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amends tui --manifest manifest.json`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const manifest = await readManifestFile(cli.flags.manifest as string);
+    if (io.stdout.isTTY !== true || process.stdin.isTTY !== true) {
+      throw operationalError('amends tui draws on a terminal: run it in one (amendsctl inspect prints the same data)');
+    }
+    const namespace = manifest.config.namespace;
+    const db = await Database.open(databaseUrl, `amends tui pid ${process.pid}`);
+    try {
+      await registerNamespace(db.pool, manifest).catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
+      });
+      const store = new DashboardStore({
+        header: {
+          mode: 'tui',
+          namespace,
+          sourceTopic: manifest.source_topic,
+          incarnation: manifest.config.source_incarnation,
+          brokers,
+          database: databaseTarget(databaseUrl),
+          logFile: null,
+        },
+        partitionCount: manifest.config.partitions,
+      });
+      const feed = new DashboardFeed({
+        db: db.pool,
+        namespace,
+        sourceTopic: manifest.source_topic,
+        partitionCount: manifest.config.partitions,
+        brokers,
+        store,
+      });
+      let quit: () => void = () => {};
+      const quitting = new Promise<void>((resolve) => {
+        quit = resolve;
+      });
+      const onSignal = () => quit();
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      feed.start();
+      const dashboard = runDashboard(store, () => quit(), { stdout: io.stdout as NodeJS.WriteStream });
+      try {
+        await quitting;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await dashboard.close();
+        await feed.stop();
+      }
+      return 0;
+    } finally {
+      await db.close();
+    }
+  },
+});
+
+/**
+ * The dashboard of `amends worker --tui`: the same components, the worker's own actors fed
+ * from xstate's inspection stream (dashboard-feed-local.ts), the rest of the namespace
+ * (other workers, counts, recent decisions) from the PostgreSQL feed on a small pool of its
+ * own, so the dashboard never takes a connection the worker's decisions need.
+ */
+export interface WorkerDashboardOptions {
+  databaseUrl: string;
+  brokers: string;
+  manifest: Manifest;
+  workerId: string;
+  logFile: string;
+  /** q or Ctrl-C: asks the worker to drain (the dashboard stays until `close`). */
+  onQuit: () => void;
+}
+
+export interface WorkerDashboard {
+  inspect: LocalFeed['inspect'];
+  start(summary: () => LocalSummary): void;
+  close(): Promise<void>;
+}
+
+const feedPoolSize = 2;
+
+export function startWorkerDashboard(options: WorkerDashboardOptions): WorkerDashboard {
+  const { manifest, workerId } = options;
+  const store = new DashboardStore({
+    header: {
+      mode: `worker --tui ${workerId}`,
+      namespace: manifest.config.namespace,
+      sourceTopic: manifest.source_topic,
+      incarnation: manifest.config.source_incarnation,
+      brokers: options.brokers,
+      database: databaseTarget(options.databaseUrl),
+      logFile: options.logFile,
+    },
+    partitionCount: manifest.config.partitions,
+    timeline: true,
+  });
+  const pool = new pg.Pool({
+    ...sessionConfig(options.databaseUrl, `amends worker ${workerId} dashboard`),
+    max: feedPoolSize,
+  });
+  pool.on('error', () => {});
+  const feed = new DashboardFeed({
+    db: pool,
+    namespace: manifest.config.namespace,
+    sourceTopic: manifest.source_topic,
+    partitionCount: manifest.config.partitions,
+    brokers: options.brokers,
+    store,
+  });
+  const local = createLocalFeed(store, { id: workerId, pid: process.pid });
+  let dashboard: RunningDashboard | undefined;
+  let quitting = false;
+  return {
+    inspect: local.inspect,
+    start(summary) {
+      local.start(summary);
+      feed.start();
+      dashboard = runDashboard(store, () => {
+        if (quitting) return;
+        quitting = true;
+        dashboard?.setStopping('stopping: draining the partitions…');
+        options.onQuit();
+      });
+    },
+    async close() {
+      local.stop();
+      await feed.pollOnce();
+      await dashboard?.close();
+      await feed.stop();
+      await pool.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/** The selected partition: its statechart path and the context that matters (epoch, attempts, deadline). */
+import { Box, Text } from 'ink';
+import type { PartitionView } from './dashboard-model.js';
+import { numberText } from './layout.js';
+import { stateColor } from './state-colors.js';
+
+export interface PartitionDetailProps {
+  partition: PartitionView;
+  width: number;
+  lines: number;
+}
+
+/** "processing.deciding.committing" → "processing › deciding › committing". */
+export function statePath(state: string): string {
+  return state.split('.').join(' › ');
+}
+
+export function PartitionDetail({ partition: p, width, lines }: PartitionDetailProps) {
+  if (lines <= 0) return null;
+  const rows = [
+    `context  epoch ${numberText(p.epoch)} · frontier ${numberText(p.frontier)} · end ${numberText(p.end)} · lag ${numberText(p.lag)} · owner ${p.owner ?? '-'}`,
+    `operation ${p.operation ?? '-'} · attempts ${numberText(p.attempts)} · budget ${p.budgetMs === null ? '-' : `${p.budgetMs} ms`} · last outcome ${p.lastOutcome ?? '-'}`,
+    p.endReason === null ? null : `ended    ${p.endReason}`,
+  ].filter((r): r is string => r !== null);
+  const color = stateColor(p.state);
+  return (
+    <Box flexDirection="column" width={width}>
+      <Text wrap="truncate" bold>
+        {`partition ${p.partition} · path `}
+        <Text {...(color === undefined ? {} : { color })}>{statePath(p.state)}</Text>
+      </Text>
+      {rows.slice(0, lines - 1).map((r) => (
+        <Text key={r} wrap="truncate">
+          {r}
+        </Text>
+      ))}
+    </Box>
+  );
+}
