@@ -9,27 +9,19 @@
  * retention back; record the binding. A failed or unknown creation response proves nothing
  * about the topic: the diagnostic names it.
  */
-import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import { invalidInput, usageError } from '../../domain/amends-error.js';
 import { validTopicName } from '../../domain/config.js';
-import { type KafkaAdmin, type TopicDescription, withKafkaAdmin } from '../../io/kafka-admin.js';
+import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { readBinding, recordBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
-import { describeTopicConfig, retentionConfigNames } from '../../io/topic-config.js';
+import { checkSafeRetention, createSafeTopic } from '../../io/safe-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
-import { sourceTopicConfig } from './source-create.js';
 
 const replicationFactorMax = 32;
-/** After an acknowledged creation, how long the topic may take to appear in metadata. */
-const topicVisibleBudgetMs = 10_000;
-const topicVisiblePollMs = 200;
-
-function inspectAdvice(topic: string, brokers: string): string {
-  return `a failed response does not prove the topic was not created: inspect topic ${topic} on ${brokers} (e.g. kafka-topics.sh --describe --topic ${topic}) before retrying, and delete it or choose another name`;
-}
 
 export const outputCreateCommand = defineCommand({
   name: 'output-create',
@@ -87,9 +79,15 @@ export const outputCreateCommand = defineCommand({
         );
       }
       const description = await withKafkaAdmin(brokers, `amendsctl-output-create-${process.pid}`, (admin) =>
-        createOutputTopic(admin, topic, partitions, replicationFactor),
+        createSafeTopic(admin, {
+          topic,
+          partitions,
+          replicationFactor,
+          command: 'output-create',
+          consequence: 'nothing was bound: ',
+        }),
       );
-      await checkRetention(brokers, topic);
+      await checkSafeRetention(brokers, topic, 'nothing was bound: ');
       const recorded = await recordBinding(db.pool, {
         namespace,
         outputTopic: topic,
@@ -117,64 +115,3 @@ export const outputCreateCommand = defineCommand({
     }
   },
 });
-
-async function createOutputTopic(
-  admin: KafkaAdmin,
-  topic: string,
-  partitions: number,
-  replicationFactor: number,
-): Promise<TopicDescription> {
-  const existing = await admin.describeTopic(topic);
-  if (existing) {
-    throw invalidInput(
-      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): output-create never adopts a topic; choose a new topic name`,
-    );
-  }
-  const creation = await admin.createTopic({ topic, partitions, replicationFactor, config: { ...sourceTopicConfig } });
-  switch (creation.outcome) {
-    case 'created':
-      break;
-    case 'already-exists':
-      throw invalidInput(
-        `topic ${topic} was created by someone else while output-create ran (${creation.detail}): output-create never adopts a topic; choose a new topic name`,
-      );
-    case 'failed':
-      throw operationalError(
-        `creating topic ${topic} failed (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
-      );
-    case 'unknown':
-      throw operationalError(
-        `the outcome of creating topic ${topic} is unknown (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
-      );
-  }
-  // Metadata may lag the controller's acknowledgement for a moment.
-  const deadline = Date.now() + topicVisibleBudgetMs;
-  for (;;) {
-    const created = await admin.describeTopic(topic);
-    if (created) {
-      if (created.partitions !== partitions) {
-        throw operationalError(
-          `topic ${topic} was created with ${created.partitions} partitions instead of ${partitions}; nothing was bound: inspect or delete it`,
-        );
-      }
-      return created;
-    }
-    if (Date.now() >= deadline) {
-      throw operationalError(
-        `topic ${topic} was acknowledged as created but is not visible in metadata after ${topicVisibleBudgetMs} ms; nothing was bound: inspect topic ${topic} on ${admin.brokers}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, topicVisiblePollMs));
-  }
-}
-
-async function checkRetention(brokers: string, topic: string): Promise<void> {
-  const effective = await describeTopicConfig(brokers, topic, retentionConfigNames);
-  const wrong = retentionConfigNames.filter((name) => effective[name] !== sourceTopicConfig[name]);
-  if (wrong.length > 0) {
-    const got = wrong.map((name) => `${name}=${effective[name] ?? '(absent)'}`).join(', ');
-    throw operationalError(
-      `topic ${topic} was created but the broker reports ${got}, not unlimited delete-only retention; nothing was bound: fix or delete topic ${topic}`,
-    );
-  }
-}

@@ -13,7 +13,7 @@
  * order) on stdout: a file a person saves and reads. Its digest does not depend on this
  * layout: it is computed over the canonical JSON of `config` (domain.md §1).
  */
-import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import { invalidInput, usageError } from '../../domain/amends-error.js';
 import {
   type ConfigFile,
   defaultConfigFile,
@@ -24,29 +24,18 @@ import {
   validNamespace,
   validTopicName,
 } from '../../domain/config.js';
-import { type KafkaAdmin, type TopicDescription, withKafkaAdmin } from '../../io/kafka-admin.js';
+import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
-import { describeTopicConfig, retentionConfigNames } from '../../io/topic-config.js';
+import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/safe-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readInputText } from '../input-files.js';
 
-/** Unlimited, delete-only retention: history is never removed under a namespace (worker.md §2). */
-export const sourceTopicConfig: Readonly<Record<string, string>> = {
-  'cleanup.policy': 'delete',
-  'retention.ms': '-1',
-  'retention.bytes': '-1',
-};
+/** The source topic's settings (re-exported for tests that make topics like source-create's). */
+export const sourceTopicConfig = safeTopicConfig;
 
 const partitionsMax = 10_000;
 const replicationFactorMax = 32;
-/** After an acknowledged creation, how long the topic may take to appear in metadata. */
-const topicVisibleBudgetMs = 10_000;
-const topicVisiblePollMs = 200;
-
-function inspectAdvice(topic: string, brokers: string): string {
-  return `a failed response does not prove the topic was not created: inspect topic ${topic} on ${brokers} (e.g. kafka-topics.sh --describe --topic ${topic}) before retrying, and delete it or choose another name`;
-}
 
 export const sourceCreateCommand = defineCommand({
   name: 'source-create',
@@ -101,9 +90,9 @@ export const sourceCreateCommand = defineCommand({
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
 
     const description = await withKafkaAdmin(brokers, `amendsctl-source-create-${process.pid}`, (admin) =>
-      createSourceTopic(admin, topic, partitions, replicationFactor),
+      createSafeTopic(admin, { topic, partitions, replicationFactor, command: 'source-create', consequence: '' }),
     );
-    await checkRetention(brokers, topic);
+    await checkSafeRetention(brokers, topic, '');
 
     // Built in domain.md §1's member order, then validated again as a whole: the same
     // checks every later reader of this manifest applies.
@@ -129,67 +118,5 @@ async function readConfigJson(path: string): Promise<unknown> {
     return JSON.parse(text);
   } catch (error) {
     throw invalidInput(`config file ${path}: not valid JSON (${(error as Error).message})`);
-  }
-}
-
-async function createSourceTopic(
-  admin: KafkaAdmin,
-  topic: string,
-  partitions: number,
-  replicationFactor: number,
-): Promise<TopicDescription> {
-  const existing = await admin.describeTopic(topic);
-  if (existing) {
-    throw invalidInput(
-      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): source-create never adopts a topic; choose a new topic name`,
-    );
-  }
-  const creation = await admin.createTopic({ topic, partitions, replicationFactor, config: { ...sourceTopicConfig } });
-  switch (creation.outcome) {
-    case 'created':
-      break;
-    case 'already-exists':
-      // It did not exist a moment ago: someone else created it concurrently. Not ours.
-      throw invalidInput(
-        `topic ${topic} was created by someone else while source-create ran (${creation.detail}): source-create never adopts a topic; choose a new topic name`,
-      );
-    case 'failed':
-      throw operationalError(
-        `creating topic ${topic} failed (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
-      );
-    case 'unknown':
-      throw operationalError(
-        `the outcome of creating topic ${topic} is unknown (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
-      );
-  }
-  // Metadata may lag the controller's acknowledgement for a moment.
-  const deadline = Date.now() + topicVisibleBudgetMs;
-  for (;;) {
-    const created = await admin.describeTopic(topic);
-    if (created) {
-      if (created.partitions !== partitions) {
-        throw operationalError(
-          `topic ${topic} was created with ${created.partitions} partitions instead of ${partitions}; inspect it before use`,
-        );
-      }
-      return created;
-    }
-    if (Date.now() >= deadline) {
-      throw operationalError(
-        `topic ${topic} was acknowledged as created but is not visible in metadata after ${topicVisibleBudgetMs} ms; inspect topic ${topic} on ${admin.brokers}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, topicVisiblePollMs));
-  }
-}
-
-async function checkRetention(brokers: string, topic: string): Promise<void> {
-  const effective = await describeTopicConfig(brokers, topic, retentionConfigNames);
-  const wrong = retentionConfigNames.filter((name) => effective[name] !== sourceTopicConfig[name]);
-  if (wrong.length > 0) {
-    const got = wrong.map((name) => `${name}=${effective[name] ?? '(absent)'}`).join(', ');
-    throw operationalError(
-      `topic ${topic} was created but the broker reports ${got}, not unlimited delete-only retention: fix or delete topic ${topic} before use`,
-    );
   }
 }

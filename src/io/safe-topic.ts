@@ -1,0 +1,93 @@
+/**
+ * Creating a topic amends will rely on, source or output: never adopting an existing one,
+ * with unlimited delete-only retention, and reading back what the broker actually made
+ * (worker.md §1, transport.md "Output binding").
+ */
+import { invalidInput, operationalError } from '../domain/amends-error.js';
+import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
+import { describeTopicConfig, retentionConfigNames } from './topic-config.js';
+
+/** Unlimited, delete-only retention: history is never removed under a namespace (worker.md §2). */
+export const safeTopicConfig: Readonly<Record<string, string>> = {
+  'cleanup.policy': 'delete',
+  'retention.ms': '-1',
+  'retention.bytes': '-1',
+};
+
+/** After an acknowledged creation, how long the topic may take to appear in metadata. */
+const topicVisibleBudgetMs = 10_000;
+const topicVisiblePollMs = 200;
+
+export interface SafeTopicRequest {
+  topic: string;
+  partitions: number;
+  replicationFactor: number;
+  /** The command creating it, for diagnostics ("source-create never adopts a topic"). */
+  command: string;
+  /** What a failure after creation left undone, e.g. "nothing was bound: " (or ""). */
+  consequence: string;
+}
+
+function inspectAdvice(topic: string, brokers: string): string {
+  return `a failed response does not prove the topic was not created: inspect topic ${topic} on ${brokers} (e.g. kafka-topics.sh --describe --topic ${topic}) before retrying, and delete it or choose another name`;
+}
+
+/** Creates the topic, refusing one that exists, and returns its description once visible. */
+export async function createSafeTopic(admin: KafkaAdmin, request: SafeTopicRequest): Promise<TopicDescription> {
+  const { topic, partitions, replicationFactor, command, consequence } = request;
+  const existing = await admin.describeTopic(topic);
+  if (existing) {
+    throw invalidInput(
+      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): ${command} never adopts a topic; choose a new topic name`,
+    );
+  }
+  const creation = await admin.createTopic({ topic, partitions, replicationFactor, config: { ...safeTopicConfig } });
+  switch (creation.outcome) {
+    case 'created':
+      break;
+    case 'already-exists':
+      // It did not exist a moment ago: someone else created it concurrently. Not ours.
+      throw invalidInput(
+        `topic ${topic} was created by someone else while ${command} ran (${creation.detail}): ${command} never adopts a topic; choose a new topic name`,
+      );
+    case 'failed':
+      throw operationalError(
+        `creating topic ${topic} failed (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
+      );
+    case 'unknown':
+      throw operationalError(
+        `the outcome of creating topic ${topic} is unknown (${creation.detail}); ${inspectAdvice(topic, admin.brokers)}`,
+      );
+  }
+  // Metadata may lag the controller's acknowledgement for a moment.
+  const deadline = Date.now() + topicVisibleBudgetMs;
+  for (;;) {
+    const created = await admin.describeTopic(topic);
+    if (created) {
+      if (created.partitions !== partitions) {
+        throw operationalError(
+          `topic ${topic} was created with ${created.partitions} partitions instead of ${partitions}; ${consequence}inspect or delete it before use`,
+        );
+      }
+      return created;
+    }
+    if (Date.now() >= deadline) {
+      throw operationalError(
+        `topic ${topic} was acknowledged as created but is not visible in metadata after ${topicVisibleBudgetMs} ms; ${consequence}inspect topic ${topic} on ${admin.brokers}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, topicVisiblePollMs));
+  }
+}
+
+/** Reads the effective retention back: a broker that ignored a setting is caught here, not by a worker. */
+export async function checkSafeRetention(brokers: string, topic: string, consequence: string): Promise<void> {
+  const effective = await describeTopicConfig(brokers, topic, retentionConfigNames);
+  const wrong = retentionConfigNames.filter((name) => effective[name] !== safeTopicConfig[name]);
+  if (wrong.length > 0) {
+    const got = wrong.map((name) => `${name}=${effective[name] ?? '(absent)'}`).join(', ');
+    throw operationalError(
+      `topic ${topic} was created but the broker reports ${got}, not unlimited delete-only retention; ${consequence}fix or delete topic ${topic} before use`,
+    );
+  }
+}
