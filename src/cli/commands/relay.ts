@@ -1,30 +1,15 @@
-/**
- * `amends relay --manifest M` (transport.md, Relay): one active relay per namespace publishes
- * the outbox to the bound output topic (outbox-relay.ts); a second one waits as a hot standby
- * on the role lock and takes over when the first one's database session ends.
- *
- * Start: register the namespace, read the binding, check the live output topic's UUID, wait
- * for the role lock, check the topic again (it may have changed while we waited), open an
- * idempotent producer, publish. SIGINT/SIGTERM: a standby stops at once; an active relay
- * drains the deliveries in flight, marks them, and exits 0.
- *
- * Test-only: AMENDS_FAULT=relay-exit-after-publish makes it SIGKILL itself after a batch is
- * acknowledged and before it is marked (outbox-relay.ts).
- */
-import { hostname } from 'node:os';
-import { usageError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../io/outbox-relay.js';
-import { checkLiveBinding, requireBinding } from '../../io/output-binding.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { checkLiveBinding } from '../../io/output-binding.js';
+import { Database, databaseUrlFrom } from '../../io/postgres.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { SourceProducer } from '../../io/source-producer.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
@@ -58,30 +43,19 @@ export const relayCommand = defineCommand({
     brokers: { type: 'string' },
   },
   async run(cli, io) {
-    const { instanceId } = cli.flags;
-    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
-      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
-    }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const relayId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
-    const relayId = instanceId ?? `${hostname()}-${process.pid}`;
     const log = jsonLog(io.stderr, { relay: relayId });
     const faultExitAfterPublish = io.env.AMENDS_FAULT === relayFaultExitAfterPublish;
     const applicationName = `amends relay ${relayId}`;
 
     const db = await Database.open(databaseUrl, applicationName);
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    const stop = new AbortController();
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.write('signal', { signal });
-      stop.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const stop = stopOnSignals(log);
     const stats: RelayStats = {
       state: 'standby',
       batches: 0,
@@ -91,12 +65,7 @@ export const relayCommand = defineCommand({
     };
     let heartbeat: HeartbeatWriter | undefined;
     try {
-      const binding = await (async () => {
-        await registerNamespace(db.pool, manifest);
-        return requireBinding(db.pool, namespace, manifestPath);
-      })().catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `reading the output binding of namespace ${namespace}`);
-      });
+      const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
       const checkTopic = () =>
         withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
       await checkTopic();
@@ -145,8 +114,7 @@ export const relayCommand = defineCommand({
       log.write('relay_stopped', { state: 'drained', exit_code: 0, published_rows: stats.published_rows });
       return 0;
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stop.detach();
       await heartbeat?.stop();
       for (const close of closers.reverse()) await close().catch(() => {});
     }

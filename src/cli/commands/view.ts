@@ -1,27 +1,16 @@
-/**
- * `amends view --manifest M` (transport.md, View): reads the bound output topic into the
- * view in PostgreSQL (output-view.ts), from the view's own frontier, one transaction per
- * poll. One view per namespace is active; another waits as a hot standby (role-lock.ts).
- *
- * Start: register the namespace, read the binding, check the live output topic's UUID,
- * wait for the role lock, check again, read the frontiers, check them against the topic's
- * read-committed ends, assign, apply. SIGINT/SIGTERM: finish the batch in hand, exit 0.
- * A conflicting duplicate or a record that is not an envelope: exit 1, nothing applied.
- */
-import { hostname } from 'node:os';
-import { operationalError, usageError } from '../../domain/amends-error.js';
+import { operationalError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { checkLiveBinding, requireBinding } from '../../io/output-binding.js';
+import { checkLiveBinding } from '../../io/output-binding.js';
 import { OutputConsumer } from '../../io/output-consumer.js';
 import { OutputView, readViewPartitions } from '../../io/output-view.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
 const pollRecordsMax = 500;
@@ -52,39 +41,23 @@ export const viewCommand = defineCommand({
     brokers: { type: 'string' },
   },
   async run(cli, io) {
-    const { instanceId } = cli.flags;
-    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
-      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
-    }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const viewId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
-    const viewId = instanceId ?? `${hostname()}-${process.pid}`;
     const log = jsonLog(io.stderr, { view: viewId });
     const applicationName = `amends view ${viewId}`;
 
     const db = await Database.open(databaseUrl, applicationName);
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    const stop = new AbortController();
-    const onSignal = (signal: NodeJS.Signals) => {
-      log.write('signal', { signal });
-      stop.abort();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    const stop = stopOnSignals(log);
     let state = 'standby';
     let view: OutputView | undefined;
     let heartbeat: HeartbeatWriter | undefined;
     try {
-      const binding = await (async () => {
-        await registerNamespace(db.pool, manifest);
-        return requireBinding(db.pool, namespace, manifestPath);
-      })().catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `reading the output binding of namespace ${namespace}`);
-      });
+      const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
       const checkTopic = () =>
         withKafkaAdmin(brokers, `amends-view-${viewId}`, async (admin) => {
           await checkLiveBinding(admin, binding);
@@ -171,8 +144,7 @@ export const viewCommand = defineCommand({
       log.write('view_stopped', { state: 'drained', exit_code: 0 });
       return 0;
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stop.detach();
       await heartbeat?.stop();
       for (const close of closers.reverse()) await close().catch(() => {});
     }

@@ -10,7 +10,6 @@
  * or exhausted operation exits 1 with a one-line diagnostic (the runtime's failure).
  */
 import { mkdirSync, openSync, writeSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
@@ -27,6 +26,7 @@ import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { processIdentity } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -74,15 +74,11 @@ export const workerCommand = defineCommand({
     if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < 1000) {
       throw usageError('--session-timeout-ms must be an integer of at least 1000');
     }
-    if (instanceId !== undefined && !/^[A-Za-z0-9._-]{1,200}$/.test(instanceId)) {
-      throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
-    }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const workerId = processIdentity(instanceId, cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
-    const workerId = instanceId ?? `${hostname()}-${process.pid}`;
     // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
     const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
     const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId });
