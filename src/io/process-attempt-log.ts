@@ -1,7 +1,8 @@
 /**
  * Wraps a `State` so each completed `process` attempt logs one `process_attempt` line
  * (worker.md §7). The elapsed time is the client's whole store call, COMMIT included;
- * recovery reads (observe) and retry waits happen outside it and are not counted.
+ * recovery reads (observe) and retry waits happen outside it and are not counted; each
+ * observation logs one `store_observed` line of its own.
  */
 import type { ProcessOutcome, ProcessRequest, State } from '../machines/ports.js';
 import { outcomeMayHaveCommitted } from '../machines/ports.js';
@@ -17,7 +18,13 @@ function observationOf(outcome: ProcessOutcome): Observation {
 export function withProcessAttemptLog(state: State, namespace: string, log: JsonLog): State {
   return {
     claim: (partition, signal) => state.claim(partition, signal),
-    observe: (partition, signal) => state.observe(partition, signal),
+    // Observations are rare (seeking, and resolving an unknown outcome), so each is logged:
+    // they are how an operator sees an unknown outcome resolved by re-observation.
+    async observe(partition, signal) {
+      const row = await state.observe(partition, signal);
+      log.write('store_observed', { namespace, partition, epoch: row.epoch, frontier: row.frontier });
+      return row;
+    },
     async process(request: ProcessRequest, signal: AbortSignal): Promise<ProcessOutcome> {
       const first = request.records[0];
       const last = request.records[request.records.length - 1];

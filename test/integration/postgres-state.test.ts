@@ -31,11 +31,11 @@ import {
   readOutputVersions,
 } from '../../src/io/export-queries.js';
 import { registerNamespace } from '../../src/io/namespace-registry.js';
+import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
 import { Database } from '../../src/io/postgres.js';
 import { outboxChannel, PostgresState, storeStatementNames } from '../../src/io/postgres-state.js';
 import { StoreFailure } from '../../src/machines/ports.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
-import { bindStatementName, PgFaultProxy } from '../support/pg-fault-proxy.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';
 
 let db: Database;

@@ -6,12 +6,17 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bindStatementName,
+  type FaultAction,
+  type FrontendMessage,
+  PgFaultProxy,
+} from '../../src/io/pg-fault-proxy.js';
 import { storeStatementNames } from '../../src/io/postgres-state.js';
 import { requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
-import { bindStatementName, type FaultAction, type FrontendMessage, PgFaultProxy } from '../support/pg-fault-proxy.js';
 import {
   attempts,
   diagnostics,

@@ -22,6 +22,7 @@ import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { PostgresState } from '../../io/postgres-state.js';
 import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
+import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { defineCommand } from '../command.js';
@@ -135,10 +136,13 @@ export const workerCommand = defineCommand({
               logFile,
               onQuit: () => onSignal('SIGINT'),
             });
+      // Owned fault points (showcase and tests only): nothing is read without AMENDS_FAULT_CONTROL.
+      const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), io.env, log);
+      closers.push(async () => faults.close());
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
-        ports: { state: withProcessAttemptLog(store, namespace, log), source: observer, consumer },
+        ports: { state: faults.state, source: observer, consumer },
         ...(dashboard === undefined ? {} : { inspect: dashboard.inspect }),
       });
       const heartbeat = new HeartbeatWriter(

@@ -1,7 +1,7 @@
 /**
  * A TCP proxy between a PostgreSQL client and the server that drops a connection at one
  * exact protocol point, to make "the COMMIT reply was lost" happen for real on the wire
- * (quality.md, Integration).
+ * (quality.md, Integration; the showcase's owned COMMIT-reply fault, verification.md).
  *
  * It reads the frontend (client → server) message stream: the untyped startup packet, then
  * typed messages (1 type byte, int32 length). A fault is armed by a message predicate, e.g.
@@ -29,6 +29,8 @@ export type FaultAction = 'drop_after_forward' | 'drop_before_forward' | 'drop_r
 export interface Fault {
   when: (message: FrontendMessage) => boolean;
   action: FaultAction;
+  /** Told when the fault acts (the armed request is complete and the connection is cut). */
+  onFire?: () => void;
 }
 
 /** The prepared statement name a Bind message refers to. */
@@ -117,7 +119,7 @@ export class PgFaultProxy {
     let startup = true;
     /** Messages of an armed request, held until its end. */
     let held: Buffer[] | undefined;
-    let action: FaultAction | undefined;
+    let armed: Fault | undefined;
     /** The fault acted: this connection forwards nothing more. */
     let acted = false;
     client.on('data', (chunk: Buffer) => {
@@ -144,7 +146,7 @@ export class PgFaultProxy {
         if (held === undefined) {
           const index = this.faults.findIndex((f) => f.when(message));
           if (index >= 0) {
-            action = this.faults[index]?.action;
+            armed = this.faults[index];
             this.faults.splice(index, 1);
             held = [];
           }
@@ -159,6 +161,8 @@ export class PgFaultProxy {
         this.fired += 1;
         replying = false;
         acted = true;
+        armed?.onFire?.();
+        const action = armed?.action;
         if (action === 'drop_reply') {
           swallowed = Buffer.alloc(0);
           server.write(Buffer.concat(held));
