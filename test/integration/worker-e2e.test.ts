@@ -11,13 +11,12 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isOneLineDiagnostic, repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
 import { commitGroupOffset, eventually } from '../support/kafka-source-fixtures.js';
-import { deleteTestTopics, endOffsets } from '../support/kafka-test-tools.js';
+import { deleteTestTopics, describeTestGroup, endOffsets } from '../support/kafka-test-tools.js';
 import {
   createSource,
   expectExportEqualsSimulate,
@@ -96,19 +95,7 @@ async function loadText(source: TestSource, input: string[], name: string, text:
 }
 
 async function groupState(groupId: string): Promise<string> {
-  const kafka = new kafkajs.Kafka({
-    brokers: testBrokers.split(','),
-    clientId: 'amends-test-describe-group',
-    logLevel: kafkajs.logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { groups } = await admin.describeGroups([groupId]);
-    return groups[0]?.state ?? 'Unknown';
-  } finally {
-    await admin.disconnect();
-  }
+  return (await describeTestGroup(groupId))?.state ?? 'Unknown';
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * Broker operations the integration tests need around the code under test: making and
- * deleting their own topics, end offsets, and reading records back. Straight librdkafka
- * calls, not amends' adapters, so a test does not check amends with amends.
+ * deleting their own topics, end offsets, reading records back, describing a consumer
+ * group. Straight librdkafka (and, for DescribeGroups, kafkajs) calls, not amends'
+ * adapters, so a test does not check amends with amends.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
+import kafkajs from 'kafkajs';
 import { testBrokers } from './endpoints.js';
 
 const timeoutMs = 10_000;
@@ -100,5 +102,22 @@ export async function readPartition(topic: string, partition: number, count: num
     return records;
   } finally {
     await call((done) => consumer.disconnect(done)).catch(() => {});
+  }
+}
+
+/** A consumer group as the broker describes it (state, members), via kafkajs' DescribeGroups. */
+export async function describeTestGroup(groupId: string): Promise<kafkajs.GroupDescription | undefined> {
+  const kafka = new kafkajs.Kafka({
+    brokers: testBrokers.split(','),
+    clientId: 'amends-test-describe-group',
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([groupId]);
+    return groups[0];
+  } finally {
+    await admin.disconnect();
   }
 }

@@ -10,8 +10,9 @@
  * the first worker.
  *
  * Output: the manifest as pretty-printed JSON (2-space indent, members in domain.md §1
- * order) on stdout: a file a person saves and reads. Its digest does not depend on this
- * layout: it is computed over the canonical JSON of `config` (domain.md §1).
+ * order, manifest-text.ts) on stdout: a file a person saves and reads; rebuild-create and
+ * manifest-recover print the same layout. Its digest does not depend on this layout: it is
+ * computed over the canonical JSON of `config` (domain.md §1).
  */
 import { invalidInput, usageError } from '../../domain/amends-error.js';
 import {
@@ -21,15 +22,16 @@ import {
   type Manifest,
   parseConfigFile,
   parseManifest,
-  validNamespace,
   validTopicName,
 } from '../../domain/config.js';
+import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/safe-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readInputText } from '../input-files.js';
+import { namespaceFlag } from '../namespace-flag.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
 export const sourceTopicConfig = safeTopicConfig;
@@ -67,13 +69,10 @@ export const sourceCreateCommand = defineCommand({
     brokers: { type: 'string' },
   },
   async run(cli, io) {
-    const { namespace, topic, partitions, replicationFactor } = cli.flags;
-    if (namespace === undefined || namespace === '') throw usageError('--namespace is required');
+    const { topic, partitions, replicationFactor } = cli.flags;
+    const namespace = namespaceFlag(cli.flags.namespace);
     if (topic === undefined || topic === '') throw usageError('--topic is required');
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
-    if (!validNamespace(namespace)) {
-      throw usageError(`--namespace ${JSON.stringify(namespace)} must match [a-z0-9][a-z0-9-]{0,62}`);
-    }
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }
@@ -107,7 +106,7 @@ export const sourceCreateCommand = defineCommand({
         source_incarnation: description.incarnation,
       },
     });
-    io.stdout.write(`${JSON.stringify(manifest, null, 2)}\n`);
+    io.stdout.write(manifestText(manifest));
     return exitCodes.ok;
   },
 });

@@ -18,8 +18,8 @@
 import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { describeHolder, ProducerGuard } from '../../io/producer-guard.js';
@@ -126,34 +126,15 @@ async function loadUnderGuard(
   }
 }
 
-/**
- * The topic named in the manifest must still be the incarnation the namespace was created
- * over. A deleted and recreated topic has the same name but a new UUID: publishing into it
- * would put records where this namespace's frontiers and decisions do not apply (the
- * worker would reject that source as recreated, worker.md §2), so refuse before writing.
- * Likewise a changed partition count would break the key → partition mapping.
- */
-async function checkLiveTopic(manifest: Manifest, brokers: string): Promise<void> {
-  const topic = manifest.source_topic;
-  const expected = manifest.config.source_incarnation;
-  const live = await withKafkaAdmin(brokers, `amendsctl-source-load-${process.pid}`, (admin) =>
-    admin.describeTopic(topic),
-  );
-  if (!live) {
-    throw operationalError(
-      `source topic ${topic} does not exist on ${brokers} (the manifest expects ${expected}): nothing was published`,
-    );
-  }
-  if (live.incarnation !== expected) {
-    throw operationalError(
-      `source topic ${topic} is ${live.incarnation}, but the manifest's incarnation is ${expected}: the topic was deleted and recreated; nothing was published (create a new namespace with source-create)`,
-    );
-  }
-  if (live.partitions !== manifest.config.partitions) {
-    throw operationalError(
-      `source topic ${topic} has ${live.partitions} partitions, the manifest says ${manifest.config.partitions}: nothing was published`,
-    );
-  }
+/** A recreated topic or a changed partition count would feed another history (live-source-topic.ts). */
+function checkLiveTopic(manifest: Manifest, brokers: string): Promise<void> {
+  return checkLiveSourceTopic(brokers, `amendsctl-source-load-${process.pid}`, {
+    topic: manifest.source_topic,
+    incarnation: manifest.config.source_incarnation,
+    partitions: manifest.config.partitions,
+    expectedBy: 'the manifest',
+    consequence: 'nothing was published',
+  });
 }
 
 async function publishLines(

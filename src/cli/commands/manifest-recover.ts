@@ -1,0 +1,76 @@
+/**
+ * `amendsctl manifest-recover --namespace NS [--brokers B]` (worker.md §1): rebuilds a lost
+ * manifest from the namespace registry in PostgreSQL and prints it byte for byte as
+ * source-create printed it (manifest-text.ts), so `diff` with a surviving copy is empty.
+ *
+ * Order: AMENDS_DATABASE_URL must be set; the registry row must exist and check out (a valid
+ * configuration of NS whose digest is the stored digest: recovered-manifest.ts); the live
+ * topic must still be the stored incarnation with its partition count (a recreated topic
+ * holds another history: a manifest for it would be a lie). Only then is it printed.
+ */
+import { invalidInput, usageError } from '../../domain/amends-error.js';
+import { manifestText } from '../../domain/manifest-text.js';
+import { manifestFromStored } from '../../domain/recovered-manifest.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
+import { type RegisteredNamespace, readNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+import { namespaceFlag } from '../namespace-flag.js';
+
+export const manifestRecoverCommand = defineCommand({
+  name: 'manifest-recover',
+  summary: "print a lost manifest again from the database's namespace registry",
+  help: `manifest-recover --namespace NS
+
+  Reads namespace NS from the registry in PostgreSQL, checks that its stored configuration
+  has the stored digest and that the live source topic's UUID is still the stored
+  incarnation, and prints the manifest (stdout) byte for byte as source-create printed
+  it. Refuses (exit 1) an unknown namespace and a recreated or missing topic, naming
+  the topic and both incarnations. Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --namespace NS    the namespace whose manifest was lost (required)
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl manifest-recover --namespace demo-1 > demo-1.manifest.json`,
+  flags: {
+    namespace: { type: 'string', isRequired: true },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const namespace = namespaceFlag(cli.flags.namespace);
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const stored = await readRegistered(databaseUrl, namespace);
+    if (!stored) {
+      throw invalidInput(
+        `namespace ${namespace} is not registered in the database at ${databaseTarget(databaseUrl)}: nothing to recover (a namespace is registered by the first worker, source-load, output-create, inspect or export that uses it)`,
+      );
+    }
+    const manifest = manifestFromStored(stored);
+    await checkLiveSourceTopic(brokers, `amendsctl-manifest-recover-${process.pid}`, {
+      topic: manifest.source_topic,
+      incarnation: manifest.config.source_incarnation,
+      partitions: manifest.config.partitions,
+      expectedBy: `namespace ${namespace} in the database`,
+      consequence: 'no manifest printed',
+    });
+    io.stdout.write(manifestText(manifest));
+    return exitCodes.ok;
+  },
+});
+
+async function readRegistered(databaseUrl: string, namespace: string): Promise<RegisteredNamespace | undefined> {
+  const db = await Database.open(databaseUrl, `amendsctl manifest-recover pid ${process.pid}`);
+  try {
+    return await readNamespace(db.pool, namespace).catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
+    });
+  } finally {
+    await db.close();
+  }
+}

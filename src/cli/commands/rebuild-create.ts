@@ -1,0 +1,90 @@
+/**
+ * `amendsctl rebuild-create --manifest M --namespace NS2 [--brokers B]` (verification.md,
+ * "Rebuild namespaces"): prints the manifest of a new namespace over the same source topic:
+ * same incarnation and configuration, only the namespace differs. Its consumer group
+ * (`amends.NS2.source`), frontiers (0: nothing in the database yet), epochs and outputs all
+ * follow from the new name, so workers on it re-derive everything from offset 0.
+ *
+ * Order: flags and manifest are validated first; then, only when AMENDS_DATABASE_URL is set,
+ * NS2 must not be registered there (docs/choices.md: it needs no database otherwise); then
+ * the live topic must still be the manifest's incarnation with its partition count; then
+ * the manifest is printed in source-create's layout. It creates and writes nothing.
+ */
+import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import { manifestText } from '../../domain/manifest-text.js';
+import { rebuildManifest } from '../../domain/rebuild-manifest.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
+import { readNamespace } from '../../io/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+import { readManifestFile } from '../input-files.js';
+import { namespaceFlag } from '../namespace-flag.js';
+
+export const rebuildCreateCommand = defineCommand({
+  name: 'rebuild-create',
+  summary: 'print the manifest of a rebuild namespace over the same source topic',
+  help: `rebuild-create --manifest M --namespace NS2
+
+  Prints (stdout, source-create's layout) the manifest of a new namespace NS2 over M's
+  source topic: the same incarnation and configuration, only the namespace differs. NS2
+  gets its own consumer group (amends.NS2.source) and starts at offset 0, so workers on it
+  re-derive every decision and output. Refuses (exit 1) when the live topic is missing or
+  its UUID is not M's incarnation (the topic was recreated), and NS2 equal to M's
+  namespace (exit 2). Needs no database; when AMENDS_DATABASE_URL is set, it also refuses
+  an NS2 that is registered there already.
+
+  Flags
+    --manifest M       the manifest of the namespace to rebuild (required)
+    --namespace NS2    the new namespace, [a-z0-9][a-z0-9-]{0,62} (required)
+    --brokers LIST     bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl rebuild-create --manifest demo-1.manifest.json --namespace demo-1-rebuild > demo-1-rebuild.manifest.json`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    namespace: { type: 'string', isRequired: true },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const namespace = namespaceFlag(cli.flags.namespace);
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const original = await readManifestFile(cli.flags.manifest as string);
+    const rebuild = rebuildManifest(original, namespace);
+    if (io.env.AMENDS_DATABASE_URL?.trim()) await refuseRegistered(databaseUrlFrom(io.env), namespace);
+    await checkLiveSourceTopic(brokers, `amendsctl-rebuild-create-${process.pid}`, {
+      topic: original.source_topic,
+      incarnation: original.config.source_incarnation,
+      partitions: original.config.partitions,
+      expectedBy: `the manifest of namespace ${original.config.namespace}`,
+      consequence: 'no rebuild manifest printed',
+    });
+    io.stdout.write(manifestText(rebuild));
+    return exitCodes.ok;
+  },
+});
+
+/** A registered NS2 has state of its own: a manifest for it would not start at offset 0. */
+async function refuseRegistered(databaseUrl: string, namespace: string): Promise<void> {
+  const db = await Database.open(databaseUrl, `amendsctl rebuild-create pid ${process.pid}`).catch((error: unknown) => {
+    const { message } = describeDatabaseError(error, databaseUrl, 'connecting');
+    throw operationalError(
+      `${message}; rebuild-create looks NS2 up only because AMENDS_DATABASE_URL is set: unset it to skip that check`,
+      error,
+    );
+  });
+  try {
+    const existing = await readNamespace(db.pool, namespace).catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, `looking up namespace ${namespace}`);
+    });
+    if (existing) {
+      throw invalidInput(
+        `namespace ${namespace} is registered already (source topic ${existing.sourceTopic}, ${existing.sourceIncarnation}, since ${existing.createdAt.toISOString()}): it has state of its own; choose a new namespace (amendsctl manifest-recover --namespace ${namespace} prints its manifest)`,
+      );
+    }
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,11 @@
+/** A `--namespace` flag value: the namespace rule of domain.md §1, or a usage error (exit 2). */
+import { usageError } from '../domain/amends-error.js';
+import { validNamespace } from '../domain/config.js';
+
+export function namespaceFlag(value: string | undefined): string {
+  if (value === undefined || value === '') throw usageError('--namespace is required');
+  if (!validNamespace(value)) {
+    throw usageError(`--namespace ${JSON.stringify(value)} must match [a-z0-9][a-z0-9-]{0,62}`);
+  }
+  return value;
+}
