@@ -7,6 +7,7 @@ import { rebuildCreateCommand } from './commands/rebuild-create.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sourceCreateCommand } from './commands/source-create.js';
 import { sourceLoadCommand } from './commands/source-load.js';
+import { verifyCommand } from './commands/verify.js';
 
 export const amendsctlCommands: Command[] = [
   sourceCreateCommand as Command,
@@ -17,4 +18,5 @@ export const amendsctlCommands: Command[] = [
   simulateCommand as Command,
   inspectCommand as Command,
   exportCommand as Command,
+  verifyCommand as Command,
 ];

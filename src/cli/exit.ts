@@ -3,8 +3,15 @@
  * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
  */
 import { AmendsError } from '../domain/amends-error.js';
+import type { Verdict } from '../domain/verify-document.js';
 
 export const exitCodes = { ok: 0, failure: 1, usage: 2, verifyFail: 3, verifyIncomplete: 4 } as const;
+
+/** A verdict is not an error: the verify command returns its exit code (PASS 0, FAIL 3, INCOMPLETE 4). */
+export function exitCodeForVerdict(verdict: Verdict): number {
+  if (verdict === 'PASS') return exitCodes.ok;
+  return verdict === 'FAIL' ? exitCodes.verifyFail : exitCodes.verifyIncomplete;
+}
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof AmendsError && error.code === 'usage') return exitCodes.usage;

@@ -16,7 +16,7 @@ export interface Progress {
 
 const framesPerSecond = 10;
 
-export function createProgress(io: CommandIo, total: number, label: string): Progress {
+export function createProgress(io: CommandIo, total: number, label: string, unit = 'lines'): Progress {
   if (!io.stderr.isTTY) {
     return { printLine: (line) => io.stdout.write(`${line}\n`), update: () => {}, stop: () => {} };
   }
@@ -24,7 +24,7 @@ export function createProgress(io: CommandIo, total: number, label: string): Pro
   const bar = new cliProgress.SingleBar(
     {
       stream: io.stderr as NodeJS.WritableStream as NodeJS.WriteStream,
-      format: `${label} [{bar}] {value}/{total} lines | {duration}s`,
+      format: `${label} [{bar}] {value}/{total} ${unit} | {duration}s`,
       fps: framesPerSecond,
       hideCursor: false,
       clearOnComplete: true,

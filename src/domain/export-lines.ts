@@ -13,7 +13,8 @@ import type { OutputVersion } from './output-version.js';
 /** The output envelope's own format version (domain.md §6 shows `"schema":1`). */
 export const outputEnvelopeSchema = 1;
 
-function decisionFields(d: Decision) {
+/** A decision's export fields in transport.md's member order (also the verifier's comparison). */
+export function decisionFields(d: Decision) {
   return {
     partition: d.partition,
     offset: d.offset,
@@ -30,7 +31,8 @@ export function decisionLine(d: Decision): string {
   return JSON.stringify({ type: 'decision', ...decisionFields(d) });
 }
 
-function outputFields(v: OutputVersion) {
+/** An output version's export fields in transport.md's member order (also the verifier's comparison). */
+export function outputFields(v: OutputVersion) {
   return {
     item: v.item,
     location: v.location,
@@ -67,7 +69,7 @@ export function quarantineLine(d: Decision, raw: { key: Uint8Array | null; value
   });
 }
 
-function toBase64(bytes: Uint8Array | null): string | null {
+export function toBase64(bytes: Uint8Array | null): string | null {
   return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 

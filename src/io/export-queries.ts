@@ -10,6 +10,7 @@ import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
+import type { OutboxRow } from '../domain/verify-comparison.js';
 import { assertInvariant } from './invariant.js';
 import type { Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
@@ -107,6 +108,44 @@ export async function* readOutputVersions(
     ['', '', '', 0],
   )) {
     yield outputVersionOf(row);
+  }
+}
+
+/** Every outbox envelope ordered by (item, location, day, version), like the output versions. */
+export async function* readOutbox(
+  db: Queryable,
+  namespace: string,
+  pageRows = exportPageRows,
+): AsyncGenerator<OutboxRow> {
+  for await (const row of pages<{
+    partition: number;
+    item: string;
+    location: string;
+    day: string;
+    version: number;
+    record_key: Buffer;
+    record_value: Buffer;
+    published: boolean;
+  }>(
+    db,
+    `SELECT partition, item, location, day, version, record_key, record_value, published_at IS NOT NULL AS published
+       FROM outbox
+      WHERE namespace = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      ORDER BY item, location, day, version LIMIT $2`,
+    [namespace, pageRows],
+    (last) => [last.item, last.location, last.day, last.version],
+    ['', '', '', 0],
+  )) {
+    yield {
+      partition: row.partition,
+      item: row.item,
+      location: row.location,
+      day: row.day,
+      version: row.version,
+      key: bytesOf(row.record_key) as Uint8Array,
+      value: bytesOf(row.record_value) as Uint8Array,
+      published: row.published,
+    };
   }
 }
 

@@ -423,7 +423,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
  * Buffer becomes a plain Uint8Array view of the same memory (no copy; the binding allocates a
  * fresh buffer per message, so nothing else shares it).
  */
-function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
+export function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
   if (data === null || data === undefined) return null;
   if (typeof data === 'string') return new TextEncoder().encode(data);
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

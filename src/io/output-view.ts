@@ -309,8 +309,8 @@ interface ViewRow {
   cause_offset: string;
 }
 
-/** `export --what view`: the view's rows in canonical order, (item, location, day), by keyset pages. */
-export async function* exportViewLines(db: Queryable, namespace: string, pageRows = 5_000): AsyncGenerator<string> {
+/** The view's rows as output versions in canonical order, (item, location, day), by keyset pages. */
+export async function* readViewRows(db: Queryable, namespace: string, pageRows = 5_000): AsyncGenerator<OutputVersion> {
   let after: [string, string, string] = ['', '', ''];
   let first = true;
   for (;;) {
@@ -322,7 +322,7 @@ export async function* exportViewLines(db: Queryable, namespace: string, pageRow
       [namespace, pageRows, first, ...after],
     );
     for (const r of result.rows) {
-      yield viewLine({
+      yield {
         item: r.item,
         location: r.location,
         day: r.day,
@@ -331,11 +331,16 @@ export async function* exportViewLines(db: Queryable, namespace: string, pageRow
         status: r.status,
         retracted: r.retracted,
         cause: { partition: r.cause_partition, offset: int8ToSafeInteger(r.cause_offset, 'view cause offset') },
-      });
+      };
     }
     const lastRow = result.rows[result.rows.length - 1];
     if (lastRow === undefined || result.rows.length < pageRows) return;
     after = [lastRow.item, lastRow.location, lastRow.day];
     first = false;
   }
+}
+
+/** `export --what view`: the view's rows in canonical order as view lines. */
+export async function* exportViewLines(db: Queryable, namespace: string, pageRows = 5_000): AsyncGenerator<string> {
+  for await (const v of readViewRows(db, namespace, pageRows)) yield viewLine(v);
 }

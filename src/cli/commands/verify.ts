@@ -1,0 +1,104 @@
+/**
+ * `amendsctl verify --manifest M [--json] [--wait S]` (verification.md, Bounded verifier):
+ * takes the producer guard, fixes the bound, re-reads the source, runs the oracle and compares
+ * the store, outbox, output topic and view with it (src/io/verify-run.ts). Exit 0 PASS, 3
+ * FAIL, 4 INCOMPLETE; 1 when something prevents the comparison.
+ *
+ * Test-only fault point (AMENDS_FAULT=verify-stop-after-guard): once the guard is held, the
+ * command logs `fault_point` on stderr and stops itself with SIGSTOP, so a test can show that
+ * a load started now is refused; SIGCONT lets it go on.
+ */
+import { usageError } from '../../domain/amends-error.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { databaseUrlFrom } from '../../io/postgres.js';
+import { defaultGuardWaitMs, runVerify } from '../../io/verify-run.js';
+import { defineCommand } from '../command.js';
+import { exitCodeForVerdict } from '../exit.js';
+import { readManifestFile } from '../input-files.js';
+import { createProgress, type Progress } from '../progress-bar.js';
+import { renderVerifyReport } from '../verify-report.js';
+
+export const verifyFaultStopAfterGuard = 'verify-stop-after-guard';
+
+/** A bar only for a read worth watching; small sources finish before it would draw. */
+const progressFromOffsets = 10_000;
+const waitMaxSeconds = 3_600;
+
+export const verifyCommand = defineCommand({
+  name: 'verify',
+  summary: 'bounded verifier: recompute everything from the source and compare store, outbox, topic and view',
+  help: `verify --manifest M [--json] [--wait S]
+
+  Waits for the source's producer guard (an active source-load finishes first; no new
+  load starts until verify is done), checks the source topic (incarnation, partitions,
+  retention, history from offset 0) and the output binding, fixes the bound (every
+  partition's read-committed end), re-reads the source with read_committed, recomputes
+  every decision and output version with the independent oracle and compares: each
+  frontier with its end, decisions, output versions, quarantine (raw bytes), the outbox
+  (everything published), the output topic (every version, no conflicting duplicates,
+  nothing extra) and the view (the database's latest versions). Without an output
+  binding only the source side is compared. Needs AMENDS_DATABASE_URL.
+
+  Exit codes: 0 PASS, 3 FAIL (a wrong, missing, extra or conflicting decision or
+  version), 4 INCOMPLETE (nothing wrong, but not drained: a frontier below its end,
+  relay or view behind), 1 when the comparison could not run.
+
+  Flags
+    --manifest M   the namespace's manifest (required)
+    --json         one JSON document: verdict, reasons, partitions, counts, differences
+    --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
+    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl verify --manifest manifest.json --json`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    json: { type: 'boolean', default: false },
+    wait: { type: 'number', default: defaultGuardWaitMs / 1000 },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    const { wait, json } = cli.flags;
+    if (!Number.isFinite(wait) || wait < 0 || wait > waitMaxSeconds) {
+      throw usageError(`--wait must be a number of seconds in [0, ${waitMaxSeconds}]`);
+    }
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const manifest = await readManifestFile(cli.flags.manifest as string);
+    let progress: Progress | undefined;
+    const stopAfterGuard = io.env.AMENDS_FAULT === verifyFaultStopAfterGuard;
+    try {
+      const report = await runVerify({
+        manifest,
+        databaseUrl,
+        brokers,
+        guardWaitMs: Math.round(wait * 1000),
+        applicationName: `amendsctl verify pid ${process.pid}`,
+        onSourceProgress: (covered, total) => {
+          if (total < progressFromOffsets) return;
+          progress ??= createProgress(io, total, 'reading the source', 'offsets');
+          progress.update(covered);
+        },
+        ...(stopAfterGuard
+          ? {
+              afterGuard: async () => {
+                io.stderr.write(`${JSON.stringify({ msg: 'fault_point', point: verifyFaultStopAfterGuard })}\n`);
+                process.kill(process.pid, 'SIGSTOP');
+              },
+            }
+          : {}),
+      });
+      progress?.stop();
+      progress = undefined;
+      io.stdout.write(
+        json
+          ? `${JSON.stringify(report)}\n`
+          : renderVerifyReport(report, { namespace: manifest.config.namespace, sourceTopic: manifest.source_topic }),
+      );
+      return exitCodeForVerdict(report.verdict);
+    } finally {
+      progress?.stop();
+    }
+  },
+});

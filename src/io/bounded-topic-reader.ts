@@ -1,0 +1,141 @@
+/**
+ * Reads every record of a topic in [0, end) per partition, with read_committed, for the
+ * verifier (verification.md, steps 4 and 5): the source up to the bound, the output topic up
+ * to its end. librdkafka's `KafkaConsumer` with explicit assignments at offset 0 (no group
+ * membership, no commits, no automatic offset reset), bytes exactly as received: a null key
+ * or value stays null, an empty one stays empty.
+ *
+ * When is a partition read to its end? Under read_committed the last offsets before `end` may
+ * be transaction markers or aborted records, which are never delivered, so "the record at
+ * end - 1 arrived" is not enough. librdkafka reports a partition EOF with the offset where
+ * its fetch stopped (the last stable offset): a partition is done when that offset reaches
+ * `end`, or when a record at or past end - 1 arrives. Records at or past `end` (written after
+ * the bound was fixed) are dropped.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { operationalError } from '../domain/amends-error.js';
+import { assertInvariant } from './invariant.js';
+import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+import { bytesOf } from './kafka-source-consumer.js';
+
+export interface TopicRecord {
+  partition: number;
+  offset: number;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+}
+
+export interface BoundedReadOptions {
+  brokers: string;
+  topic: string;
+  /** The end per partition: records in [0, end) are read. */
+  ends: ReadonlyMap<number, number>;
+  clientId: string;
+  /** Named in the consumer's `group.id`; nothing is ever committed there. */
+  groupId: string;
+  /** Offsets covered so far of the sum of the ends, after every poll. */
+  onProgress?: (covered: number, total: number) => void;
+  /** Fails when no partition moves for this long (default 30 s). */
+  stallTimeoutMs?: number;
+}
+
+const connectTimeoutMs = 10_000;
+const pollWaitMs = 200;
+const pollRecordsMax = 1_000;
+const defaultStallTimeoutMs = 30_000;
+const closeTimeoutMs = 10_000;
+
+/** Yields the records of [0, end) in batches, per partition in offset order. */
+export async function* readTopicUpTo(options: BoundedReadOptions): AsyncGenerator<TopicRecord[]> {
+  const { topic, ends } = options;
+  const total = [...ends.values()].reduce((a, b) => a + b, 0);
+  // Next offset to cover per unfinished partition.
+  const pending = new Map<number, number>();
+  for (const [partition, end] of ends) {
+    assertInvariant(Number.isSafeInteger(end) && end >= 0, `end ${end} of ${topic}[${partition}]`);
+    if (end > 0) pending.set(partition, 0);
+  }
+  const covered = () =>
+    [...ends].reduce(
+      (sum, [partition, end]) => sum + (pending.has(partition) ? (pending.get(partition) ?? 0) : end),
+      0,
+    );
+  options.onProgress?.(covered(), total);
+  if (pending.size === 0) return;
+
+  const consumer = new RdKafka.KafkaConsumer(
+    {
+      ...librdkafkaBaseConfig(options.brokers, options.clientId),
+      'group.id': options.groupId,
+      'enable.auto.commit': false,
+      'enable.auto.offset.store': false,
+      'isolation.level': 'read_committed',
+      'enable.partition.eof': true,
+      'allow.auto.create.topics': false,
+      'fetch.wait.max.ms': 100,
+    },
+    // An offset outside the retained range is an error (−140), never a silent jump.
+    { 'auto.offset.reset': 'error' },
+  );
+  consumer.setDefaultConsumeTimeout(pollWaitMs);
+  (
+    consumer as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void }
+  ).setDefaultIsTimeoutOnlyForFirstMessage(true);
+  const finish = (partition: number) => pending.delete(partition);
+  consumer.on('partition.eof', (eof: { topic: string; partition: number; offset: number }) => {
+    const end = ends.get(eof.partition);
+    if (eof.topic === topic && end !== undefined && eof.offset >= end) finish(eof.partition);
+  });
+  try {
+    await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
+  } catch (error) {
+    throw operationalError(
+      `cannot connect a consumer of topic ${topic} to ${options.brokers}: ${describeKafkaError(error)}`,
+      error,
+    );
+  }
+  try {
+    consumer.assign([...pending.keys()].map((partition) => ({ topic, partition, offset: 0 })));
+    const stallTimeoutMs = options.stallTimeoutMs ?? defaultStallTimeoutMs;
+    let lastMove = Date.now();
+    while (pending.size > 0) {
+      let batch: RdKafka.Message[];
+      try {
+        batch = await viaCallback<RdKafka.Message[]>((done) => consumer.consume(pollRecordsMax, done));
+      } catch (error) {
+        throw operationalError(`reading topic ${topic} failed: ${describeKafkaError(error)}`, error);
+      }
+      const before = covered();
+      const records: TopicRecord[] = [];
+      for (const m of batch) {
+        const end = ends.get(m.partition);
+        assertInvariant(m.topic === topic && end !== undefined, `read a record of ${m.topic}[${m.partition}]`);
+        assertInvariant(Number.isSafeInteger(m.offset) && m.offset >= 0, `read offset ${m.offset}`);
+        if (m.offset >= end) {
+          finish(m.partition);
+          continue;
+        }
+        records.push({ partition: m.partition, offset: m.offset, key: bytesOf(m.key), value: bytesOf(m.value) });
+        if (m.offset >= end - 1) finish(m.partition);
+        else if (pending.has(m.partition)) pending.set(m.partition, m.offset + 1);
+      }
+      if (records.length > 0) yield records;
+      const now = covered();
+      options.onProgress?.(now, total);
+      if (now > before || pending.size === 0) lastMove = Date.now();
+      else if (Date.now() - lastMove > stallTimeoutMs) {
+        const stuck = [...pending].map(([p, at]) => `${topic}[${p}] at ${at} of end ${ends.get(p)}`).join(', ');
+        throw operationalError(`reading topic ${topic} made no progress for ${stallTimeoutMs / 1000} s: ${stuck}`);
+      }
+    }
+  } finally {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      viaCallback((done) => consumer.disconnect(done)).catch(() => {}),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, closeTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+}
