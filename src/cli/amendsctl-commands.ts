@@ -4,6 +4,7 @@ import { inspectCommand } from './commands/inspect.js';
 import { manifestRecoverCommand } from './commands/manifest-recover.js';
 import { outputCreateCommand } from './commands/output-create.js';
 import { rebuildCreateCommand } from './commands/rebuild-create.js';
+import { showcaseCommand } from './commands/showcase.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sourceCreateCommand } from './commands/source-create.js';
 import { sourceLoadCommand } from './commands/source-load.js';
@@ -19,4 +20,5 @@ export const amendsctlCommands: Command[] = [
   inspectCommand as Command,
   exportCommand as Command,
   verifyCommand as Command,
+  showcaseCommand as Command,
 ];

@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-import { amendsctlCommands } from './amendsctl-commands.js';
 /** `amendsctl`: one-shot commands (cli.md). */
+import { keepDashboardLive } from './dashboard-environment.js';
 import { runExecutable } from './dispatch.js';
+
+const argv = process.argv.slice(2);
+keepDashboardLive(argv[0] === 'showcase' && argv.includes('--tui'));
+const { amendsctlCommands } = await import('./amendsctl-commands.js');
 
 const code = await runExecutable(
   {
@@ -10,7 +14,7 @@ const code = await runExecutable(
       '  amendsctl: one-shot commands of amends: create and load source topics, simulate,\n  inspect, export and verify a namespace.',
     commands: amendsctlCommands,
   },
-  process.argv.slice(2),
+  argv,
   { stdout: process.stdout, stderr: process.stderr, env: process.env },
 );
 process.exitCode = code;

@@ -1,0 +1,167 @@
+/**
+ * `amendsctl showcase [--tui] [--keep]` (verification.md, Showcase): one command that shows a
+ * newcomer the whole system surviving real, owned faults, ending in the verifier's verdict.
+ * The steps are in showcase-run.ts; this file is the command: flags, the timeline's
+ * destination (stderr or the dashboard), Ctrl-C, the report, the exit code (0 only on PASS).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { operationalError, usageError } from '../../domain/amends-error.js';
+import type { Manifest } from '../../domain/config.js';
+import { resolveBrokers } from '../../io/kafka-connection.js';
+import { databaseUrlFrom } from '../../io/postgres.js';
+import { defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+// ink and react load only under --tui: every amendsctl command imports this module.
+import type { ShowcaseDashboard } from '../showcase-dashboard.js';
+import { type ShowcaseReport, writeShowcaseReport } from '../showcase-report.js';
+import { runShowcase, showcaseBatchSize } from '../showcase-run.js';
+import { ShowcaseTimeline } from '../showcase-timeline.js';
+
+/** The verdict stays on the dashboard this long before the terminal is given back. */
+const verdictShownMs = 3_000;
+
+export const showcaseCommand = defineCommand({
+  name: 'showcase',
+  summary: 'fault-injection demonstration on fresh topics, ending in the verifier',
+  help: `showcase [--tui] [--keep] [--brokers LIST]
+
+  Creates fresh source and output topics and a fresh namespace (two stock keys on two
+  partitions), starts two workers, a relay and a view as child processes, loads the
+  fixture stories with a filler load on both keys (batch size ${showcaseBatchSize}), and injects, each at
+  its exact point: a SIGKILL while a worker decides the correction; a SIGSTOP after a
+  poll and before the store transaction, past the session timeout, then SIGCONT (the late
+  call is fenced); one COMMIT reply dropped on the wire (resolved by re-observation); a
+  relay that dies after publish and before mark (the view ignores the duplicates). Then it
+  drains and runs \`amendsctl verify\`. It prints the timeline of fault → observed recovery
+  and writes artifacts/showcase/<run-id>/report.json and report.md, with every child's
+  log. Exit 0 only on PASS (3 FAIL, 4 INCOMPLETE, 1 when it could not finish). Every child
+  it starts, it stops, on every exit path (Ctrl-C included). Needs AMENDS_DATABASE_URL.
+
+  Flags
+    --tui           show it live in the dashboard (amends tui) with the fault timeline
+    --keep          after the verdict, leave the workers, relay and view running (for
+                    inspect, tui, export) until Ctrl-C
+    --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+
+  Example
+    $ amendsctl showcase`,
+  flags: {
+    tui: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+    brokers: { type: 'string' },
+  },
+  async run(cli, io) {
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const tui = cli.flags.tui === true;
+    if (tui && (io.stdout.isTTY !== true || process.stdin.isTTY !== true)) {
+      throw operationalError('showcase --tui draws on a terminal: run it in one, or without --tui');
+    }
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase();
+    const runId = `${stamp}-${randomBytes(2).toString('hex')}`;
+    // Absolute: the children run from the package root, the report lands where the user is.
+    const runDir = resolve('artifacts', 'showcase', runId);
+    mkdirSync(runDir, { recursive: true });
+    const startedAt = new Date();
+
+    const abort = new AbortController();
+    let interrupts = 0;
+    const onInterrupt = () => {
+      interrupts += 1;
+      // The second Ctrl-C does not wait for a clean stop; the exit hook SIGKILLs the children.
+      if (interrupts > 1) process.exit(130);
+      abort.abort(operationalError('interrupted: stopping every child process'));
+    };
+    const keepUntil = cli.flags.keep
+      ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }))
+      : undefined;
+
+    const view: ShowcaseDashboard | undefined = tui
+      ? new (await import('../showcase-dashboard.js')).ShowcaseDashboard(databaseUrl, brokers, onInterrupt)
+      : undefined;
+    const timeline = new ShowcaseTimeline(
+      view === undefined
+        ? (text, at) => io.stderr.write(`${at.toISOString().slice(11, 23)}  ${text}\n`)
+        : (text) => view.store.addTimeline(text),
+    );
+    process.on('SIGINT', onInterrupt);
+    process.on('SIGTERM', onInterrupt);
+    io.stderr.write(`showcase ${runId}: evidence in ${relative(process.cwd(), runDir)}\n`);
+    const report: ShowcaseReport = {
+      run_id: runId,
+      verdict: 'ERROR',
+      started_at: startedAt.toISOString(),
+      finished_at: startedAt.toISOString(),
+      faults: timeline.faults,
+      verify: null,
+      children: [],
+    };
+    let code: number = exitCodes.failure;
+    try {
+      const outcome = await runShowcase({
+        runId,
+        runDir,
+        databaseUrl,
+        brokers,
+        timeline,
+        signal: abort.signal,
+        children: report.children,
+        ...(keepUntil === undefined ? {} : { keepUntil }),
+        ...(view === undefined ? {} : { onManifest: (m: Manifest) => view.start(m) }),
+      });
+      report.verify = outcome.verify;
+      report.verdict = String(outcome.verify.verdict);
+      code = outcome.verifyExitCode;
+    } catch (error) {
+      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : (error as Error).message;
+      timeline.note(`stopped: ${report.error}`);
+    } finally {
+      process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onInterrupt);
+      report.finished_at = new Date().toISOString();
+      writeShowcaseReport(runDir, report, timeline.lines);
+      if (view !== undefined) {
+        view.store.addTimeline(`verdict: ${report.verdict}`);
+        await view.close(abort.signal.aborted ? 0 : verdictShownMs);
+      }
+    }
+    io.stdout.write(summary(report, runDir, timeline.lines, tui));
+    if (report.error !== undefined) {
+      io.stderr.write(`amendsctl showcase: ${report.error}\n`);
+      return abort.signal.aborted ? 130 : exitCodes.failure;
+    }
+    return code;
+  },
+});
+
+function summary(report: ShowcaseReport, runDir: string, lines: readonly string[], withTimeline: boolean): string {
+  const verify = report.verify;
+  const counts = verify?.counts as Record<string, unknown> | undefined;
+  const reasons = (verify?.reasons as unknown[] | undefined) ?? [];
+  return [
+    '',
+    ...(withTimeline ? lines : []),
+    ...(withTimeline ? [''] : []),
+    `showcase ${report.run_id}: ${report.verdict}`,
+    ...report.faults.map((f) => {
+      const after =
+        f.recovered_at === null
+          ? 'not recovered'
+          : `recovered in ${((Date.parse(f.recovered_at) - Date.parse(f.injected_at)) / 1000).toFixed(2)} s`;
+      return `  ${f.kind.padEnd(24)} ${after}: ${f.observed ?? '—'}`;
+    }),
+    ...(counts === undefined
+      ? []
+      : [
+          `  counts: ${Object.entries(counts)
+            .map(([k, v]) => `${k} ${String(v)}`)
+            .join(', ')}`,
+        ]),
+    ...reasons.map((r) => `  reason: ${String(r)}`),
+    `  report: ${relative(process.cwd(), join(runDir, 'report.md'))} and report.json`,
+    '',
+  ].join('\n');
+}
