@@ -14,7 +14,9 @@ import { resolveBrokers } from '../../io/kafka-connection.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError, sessionConfig } from '../../io/postgres.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
-import { type RunningDashboard, runDashboard } from '../../tui/run-dashboard.js';
+// ink and react load only when a dashboard is drawn: every amends process imports this module,
+// and they cost about a second of start-up (the supervised restart of a worker waits for it).
+import type { RunningDashboard } from '../../tui/run-dashboard.js';
 import type { LocalSummary } from '../../tui/worker-report.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
@@ -83,6 +85,7 @@ export const tuiCommand = defineCommand({
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       feed.start();
+      const { runDashboard } = await import('../../tui/run-dashboard.js');
       const dashboard = runDashboard(store, () => quit(), { stdout: io.stdout as NodeJS.WriteStream });
       try {
         await quitting;
@@ -153,22 +156,26 @@ export function startWorkerDashboard(options: WorkerDashboardOptions): WorkerDas
   });
   const local = createLocalFeed(store, { id: workerId, pid: process.pid });
   let dashboard: RunningDashboard | undefined;
+  let drawing: Promise<void> = Promise.resolve();
   let quitting = false;
   return {
     inspect: local.inspect,
     start(summary) {
       local.start(summary);
       feed.start();
-      dashboard = runDashboard(store, () => {
-        if (quitting) return;
-        quitting = true;
-        dashboard?.setStopping('stopping: draining the partitions…');
-        options.onQuit();
+      drawing = import('../../tui/run-dashboard.js').then(({ runDashboard }) => {
+        dashboard = runDashboard(store, () => {
+          if (quitting) return;
+          quitting = true;
+          dashboard?.setStopping('stopping: draining the partitions…');
+          options.onQuit();
+        });
       });
     },
     async close() {
       local.stop();
       await feed.pollOnce();
+      await drawing;
       await dashboard?.close();
       await feed.stop();
       await pool.end().catch(() => {});

@@ -1,0 +1,113 @@
+/**
+ * What every benchmark phase shares: where the run writes (artifacts/bench/<run-id>/), the
+ * stack's endpoints, one plain pg pool for the harness's own reads, and the child processes
+ * it started (all stopped at the end, whatever happened). Topics and manifests are made with
+ * the real `amendsctl` commands, as a user makes them; a rebuild-style manifest (same source
+ * topic, configuration and incarnation, another namespace) is written here directly.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { Manifest } from '../domain/config.js';
+import { BenchProcess } from './bench-process.js';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export type Role = 'worker' | 'relay' | 'view';
+
+export class BenchContext {
+  readonly logsDir: string;
+  readonly pool: pg.Pool;
+  readonly env: NodeJS.ProcessEnv;
+  private readonly processes = new Set<BenchProcess>();
+  /** Every worker process of the run, for the memory figure. */
+  readonly workers: BenchProcess[] = [];
+
+  constructor(
+    readonly runId: string,
+    readonly runDir: string,
+    readonly brokers: string,
+    readonly databaseUrl: string,
+    private readonly say: (line: string) => void,
+  ) {
+    this.logsDir = join(runDir, 'logs');
+    mkdirSync(this.logsDir, { recursive: true });
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: `amends bench ${runId}` });
+    this.env = { ...process.env, AMENDS_BROKERS: brokers, AMENDS_DATABASE_URL: databaseUrl };
+  }
+
+  progress(line: string): void {
+    this.say(line);
+  }
+
+  /** A namespace (and topic) name of this run: [a-z0-9-], at most 63 characters. */
+  name(suffix: string): string {
+    return `bench-${this.runId}-${suffix}`.slice(0, 63);
+  }
+
+  amendsctl(args: string[]): string {
+    const r = spawnSync(join(repoRoot, 'bin', 'amendsctl'), args, { env: this.env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`amendsctl ${args[0]} exited ${r.status}: ${r.stderr.trim()}`);
+    return r.stdout;
+  }
+
+  /** A fresh two-partition source topic (source-create with the two-key fixture config). */
+  createSource(suffix: string): { manifest: Manifest; path: string } {
+    const namespace = this.name(suffix);
+    const text = this.amendsctl([
+      'source-create',
+      '--namespace',
+      namespace,
+      '--topic',
+      namespace,
+      '--config',
+      join(repoRoot, 'fixtures', 'two-keys.config.json'),
+    ]);
+    const path = join(this.runDir, `${namespace}.manifest.json`);
+    writeFileSync(path, text);
+    return { manifest: JSON.parse(text) as Manifest, path };
+  }
+
+  /** Another namespace over the same source: same topic, configuration and incarnation. */
+  rebuildManifest(source: Manifest, suffix: string): { manifest: Manifest; path: string } {
+    const namespace = this.name(suffix);
+    const manifest: Manifest = { source_topic: source.source_topic, config: { ...source.config, namespace } };
+    const path = join(this.runDir, `${namespace}.manifest.json`);
+    writeFileSync(path, `${JSON.stringify(manifest, null, 2)}\n`);
+    return { manifest, path };
+  }
+
+  start(role: Role, manifestPath: string, instanceId: string, extra: string[] = []): BenchProcess {
+    const process = new BenchProcess({
+      name: instanceId,
+      command: join(repoRoot, 'bin', 'amends'),
+      args: [role, '--manifest', manifestPath, '--instance-id', instanceId, ...extra],
+      env: this.env,
+      logPath: join(this.logsDir, `${instanceId}.log`),
+    });
+    this.track(process);
+    if (role === 'worker') this.workers.push(process);
+    return process;
+  }
+
+  track(process: BenchProcess): BenchProcess {
+    this.processes.add(process);
+    void process.exited.then(() => this.processes.delete(process));
+    return process;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.processes].map((p) => p.stop()));
+  }
+
+  async close(): Promise<void> {
+    await this.stopAll();
+    await this.pool.end();
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

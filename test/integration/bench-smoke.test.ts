@@ -1,0 +1,113 @@
+/**
+ * The benchmark harness end to end on a tiny backlog (quality.md "Benchmarks": a smoke test
+ * in npm test): every phase runs on the real stack, and the result must be well-formed —
+ * every field present, figures finite and positive where they must be, targets judged, the
+ * SVG a well-formed <svg> document. No timing is asserted: these figures are from a tiny,
+ * shared machine and mean nothing.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchResult } from '../../src/bench/bench-report.js';
+import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
+import { wellFormedXmlRoot } from '../support/xml-well-formed.js';
+
+const outDir = mkdtempSync(join(tmpdir(), 'amends-bench-smoke-'));
+const runId = `smoke-${Date.now().toString(36)}`;
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'dist', 'bench', 'main.js'), ...args], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', AMENDS_BROKERS: testBrokers, AMENDS_DATABASE_URL: testDatabaseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString('utf8');
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString('utf8');
+    });
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function positive(value: unknown, what: string): void {
+  expect(typeof value, what).toBe('number');
+  expect(Number.isFinite(value), `${what} is finite`).toBe(true);
+  expect(value as number, what).toBeGreaterThan(0);
+}
+
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+describe('npm run bench on a tiny backlog', () => {
+  it('writes a well-formed result JSON, a table and an SVG chart', { timeout: 150_000 }, async () => {
+    requireBuild();
+    const run = await runBench([
+      ...['--records', '2000', '--batch-sizes', '500', '--batch1-window-s', '2'],
+      ...['--latency-rps', '200', '--latency-s', '2', '--warmup-s', '1', '--steady-s', '1', '--fsync-s', '1'],
+      ...['--out', outDir, '--run-id', runId],
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+
+    const jsonPath = join(outDir, `${runId}.json`);
+    const r = JSON.parse(readFileSync(jsonPath, 'utf8')) as BenchResult;
+    expect(r.run_id).toBe(runId);
+    expect(r.backlog.records).toBe(2000);
+    expect(r.backlog.partitions).toBe(2);
+
+    const t = r.throughput;
+    positive(t.batch1_rps, 'batch1_rps');
+    positive(t.batch1_rps_per_worker, 'batch1_rps_per_worker');
+    expect(t.best.batch_size).toBe(500);
+    positive(t.best.rps, 'best.rps');
+    positive(t.naive_rps, 'naive_rps');
+    positive(t.ratio_best_to_naive, 'ratio_best_to_naive');
+    expect(t.ratio_best_to_naive).toBeCloseTo(t.best.rps / t.naive_rps, 6);
+    expect(t.runs.map((x) => x.batch_size)).toEqual([1, 500]);
+    // The batch-500 run decided the whole backlog, each record exactly once.
+    expect(t.runs[1]?.records).toBe(2000);
+    expect(t.runs[1]?.bounded_window_s).toBeNull();
+    expect(t.naive.records).toBeGreaterThanOrEqual(2000);
+    positive(t.batch1_profile.store_call_ms.mean, 'batch1 store call');
+
+    const l = r.latency_ms;
+    expect(l.offered_rps).toBe(200);
+    positive(l.p50, 'latency p50');
+    positive(l.p99, 'latency p99');
+    expect(l.p99).toBeGreaterThanOrEqual(l.p50);
+    expect(l.samples).toBe(r.latency_distribution_ms.length);
+    positive(l.samples, 'latency samples');
+
+    const rec = r.recovery_s;
+    positive(rec.frontier_moving, 'frontier_moving');
+    expect(rec.caught_up).toBeGreaterThanOrEqual(rec.frontier_moving);
+    positive(rec.takeover, 'takeover');
+
+    positive(r.rss_mb_peak, 'rss_mb_peak');
+    // Two batch-1 workers, two batch-500 workers, two live workers and the restarted one.
+    expect(r.rss_mb_per_worker_process).toHaveLength(7);
+    positive(r.machine.cpus, 'machine.cpus');
+    positive(r.machine.pg_test_fsync.fdatasync_ops_per_s, 'fdatasync ops/s');
+    for (const name of ['node', 'postgresql', 'librdkafka', '@confluentinc/kafka-javascript', 'vega-lite']) {
+      expect(typeof r.versions[name], name).toBe('string');
+    }
+    expect(r.targets).toHaveLength(6);
+    for (const target of r.targets) expect(typeof target.met).toBe('boolean');
+
+    expect(run.stdout).toContain('naive baseline');
+    expect(run.stdout).toMatch(/met|MISSED/);
+
+    const svgPath = join(outDir, `${runId}.svg`);
+    expect(existsSync(svgPath)).toBe(true);
+    const svg = readFileSync(svgPath, 'utf8');
+    expect(wellFormedXmlRoot(svg)).toBe('svg');
+    expect(svg).toContain('xmlns="http://www.w3.org/2000/svg"');
+    expect(svg).toContain('naive baseline');
+  });
+});
