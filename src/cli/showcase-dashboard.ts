@@ -59,9 +59,7 @@ export class ShowcaseDashboard {
     this.feed.start();
   }
 
-  async close(showMs: number): Promise<void> {
-    await this.feed?.pollOnce().catch(() => {});
-    await new Promise((resolve) => setTimeout(resolve, showMs));
+  async close(): Promise<void> {
     await this.dashboard.close();
     await this.feed?.stop();
     await this.pool?.end().catch(() => {});

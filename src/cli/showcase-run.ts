@@ -64,6 +64,8 @@ export interface ShowcaseSetup {
   timeline: ShowcaseTimeline;
   /** Told once the manifest exists (the dashboard starts then). */
   onManifest?: (manifest: Manifest, manifestPath: string) => void;
+  /** Told the verdict while every child still runs (the dashboard shows it on live rows). */
+  onVerdict?: (verify: Record<string, unknown>) => Promise<void>;
   /** --keep: wait here (children running) until this resolves. */
   keepUntil?: Promise<void>;
   signal: AbortSignal;
@@ -435,6 +437,7 @@ export async function runShowcase(setup: ShowcaseSetup): Promise<ShowcaseOutcome
         );
       }
       timeline.note(`verify: ${String(verify.verdict)} (exit ${verifyRun.code})`);
+      await setup.onVerdict?.(verify);
       if (setup.keepUntil) {
         timeline.note('--keep: the workers, relay and view keep running; Ctrl-C stops them');
         await setup.keepUntil;

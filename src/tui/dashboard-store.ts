@@ -209,7 +209,8 @@ export class DashboardStore {
     }
     return {
       partitions,
-      workers: reports.map((r) => ({
+      // Workers first (they own partitions), then relay and view; by id within a role.
+      workers: [...reports].sort(byRoleThenId).map((r) => ({
         id: r.id,
         role: r.role,
         pid: r.pid,
@@ -251,4 +252,10 @@ export class DashboardStore {
     }
     return rates;
   }
+}
+
+const roleOrder = ['worker', 'relay', 'view'];
+function byRoleThenId(a: WorkerReport, b: WorkerReport): number {
+  const rank = (r: WorkerReport) => (roleOrder.includes(r.role) ? roleOrder.indexOf(r.role) : roleOrder.length);
+  return rank(a) - rank(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

@@ -52,13 +52,15 @@ export function reportFromHeartbeat(row: {
   heartbeat_age_ms: number;
   state: unknown;
 }): WorkerReport {
-  const state = (row.state ?? {}) as { group?: unknown; partitions?: unknown };
-  const partitions = Array.isArray(state.partitions) ? state.partitions : [];
+  const state = (row.state ?? {}) as { group?: unknown; state?: unknown; partitions?: unknown };
+  // Only a worker's partitions are source partitions; a view reports the output topic's.
+  const partitions = row.role === 'worker' && Array.isArray(state.partitions) ? state.partitions : [];
   return {
     id: row.id,
     role: row.role,
     pid: row.pid,
-    groupState: stringOrNull(state.group) ?? '?',
+    // A worker names its group actor's state; relay and view their own (active, standby, …).
+    groupState: stringOrNull(state.group) ?? stringOrNull(state.state) ?? '?',
     heartbeatAgeMs: row.heartbeat_age_ms,
     local: false,
     partitions: partitions.flatMap((p: unknown) => {

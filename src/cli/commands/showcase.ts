@@ -19,7 +19,7 @@ import { type ShowcaseReport, writeShowcaseReport } from '../showcase-report.js'
 import { runShowcase, showcaseBatchSize } from '../showcase-run.js';
 import { ShowcaseTimeline } from '../showcase-timeline.js';
 
-/** The verdict stays on the dashboard this long before the terminal is given back. */
+/** The verdict stays on the live dashboard this long before the children are stopped. */
 const verdictShownMs = 3_000;
 
 export const showcaseCommand = defineCommand({
@@ -79,6 +79,7 @@ export const showcaseCommand = defineCommand({
       ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }))
       : undefined;
 
+    io.stderr.write(`showcase ${runId}: evidence in ${relative(process.cwd(), runDir)}\n`);
     const view: ShowcaseDashboard | undefined = tui
       ? new (await import('../showcase-dashboard.js')).ShowcaseDashboard(databaseUrl, brokers, onInterrupt)
       : undefined;
@@ -89,7 +90,6 @@ export const showcaseCommand = defineCommand({
     );
     process.on('SIGINT', onInterrupt);
     process.on('SIGTERM', onInterrupt);
-    io.stderr.write(`showcase ${runId}: evidence in ${relative(process.cwd(), runDir)}\n`);
     const report: ShowcaseReport = {
       run_id: runId,
       verdict: 'ERROR',
@@ -110,7 +110,15 @@ export const showcaseCommand = defineCommand({
         signal: abort.signal,
         children: report.children,
         ...(keepUntil === undefined ? {} : { keepUntil }),
-        ...(view === undefined ? {} : { onManifest: (m: Manifest) => view.start(m) }),
+        ...(view === undefined
+          ? {}
+          : {
+              onManifest: (m: Manifest) => view.start(m),
+              onVerdict: async (verify: Record<string, unknown>) => {
+                view.store.addTimeline(`verdict: ${String(verify.verdict)}`);
+                await new Promise((r) => setTimeout(r, verdictShownMs));
+              },
+            }),
       });
       report.verify = outcome.verify;
       report.verdict = String(outcome.verify.verdict);
@@ -123,10 +131,7 @@ export const showcaseCommand = defineCommand({
       process.off('SIGTERM', onInterrupt);
       report.finished_at = new Date().toISOString();
       writeShowcaseReport(runDir, report, timeline.lines);
-      if (view !== undefined) {
-        view.store.addTimeline(`verdict: ${report.verdict}`);
-        await view.close(abort.signal.aborted ? 0 : verdictShownMs);
-      }
+      await view?.close();
     }
     io.stdout.write(summary(report, runDir, timeline.lines, tui));
     if (report.error !== undefined) {
