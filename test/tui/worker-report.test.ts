@@ -48,6 +48,18 @@ describe('worker reports', () => {
     expect(report.partitions).toEqual([]);
   });
 
+  it("never takes a view's output partitions for source partitions; shows its own state", () => {
+    const report = reportFromHeartbeat({
+      id: 'view-1',
+      role: 'view',
+      pid: 1,
+      heartbeat_age_ms: 0,
+      state: { state: 'active', partitions: [{ partition: 0, state: 'active', frontier: 10078 }] },
+    });
+    expect(report.groupState).toBe('active');
+    expect(report.partitions).toEqual([]);
+  });
+
   it('reads the in-process summary, endings included', () => {
     const report = reportFromSummary({ id: 'worker-b', pid: 7 }, {
       state: { running: 'polling' },
