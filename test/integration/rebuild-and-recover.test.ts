@@ -165,6 +165,17 @@ describe('amendsctl rebuild-create', () => {
       expect(a.split('\n').length).toBeGreaterThan(10);
       expect(b).toBe(a);
     }
+    // The verifier PASSes both, each against the oracle over the same source records (no
+    // output binding here: the source side is compared, and the reasons say the rest is not).
+    for (const manifestPath of [source.manifestPath, rebuildPath]) {
+      const verified = await run(['verify', '--manifest', manifestPath, '--json']);
+      expect(verified.code, verified.stderr).toBe(0);
+      const doc = JSON.parse(verified.stdout);
+      expect(doc.verdict).toBe('PASS');
+      expect(doc.differences).toEqual([]);
+      expect(doc.counts.decisions).toBe(doc.counts.records);
+      expect(doc.counts.records).toBe([...ends.values()].reduce((a, b) => a + b, 0));
+    }
 
     // Now registered, the rebuild namespace is refused as a new rebuild target.
     const again = await refusal(['rebuild-create', '--manifest', source.manifestPath, '--namespace', rebuildNamespace]);
