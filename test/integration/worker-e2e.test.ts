@@ -367,6 +367,17 @@ describe('amends worker: signals and diagnostics', () => {
     const w = startWorker({ manifestPath: source.manifestPath, instanceId: `signal-${signal}` });
     const ends = await loadFile(source, fixture('before.jsonl'));
     await probe.waitForFrontiers(source.namespace, ends);
+    // While running, each partition actor's heartbeat carries its store operation and budget
+    // (the dashboard's detail view of another process's partition).
+    const deadline = Date.now() + 5_000;
+    let running: unknown;
+    while (running === undefined && Date.now() < deadline) {
+      const beat = (await probe.heartbeats(source.namespace)).find((h) => h.workerId === `signal-${signal}`);
+      const parts = (beat?.state as { partitions?: Record<string, unknown>[] } | undefined)?.partitions ?? [];
+      running = parts.find((p) => p.partition === 0 && 'operation' in p && typeof p.budget_ms === 'number');
+      if (running === undefined) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(running).toMatchObject({ partition: 0, state: expect.stringMatching(/^processing/) });
     const exit = await w.stop(signal);
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(5000);

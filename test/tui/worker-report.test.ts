@@ -12,7 +12,16 @@ describe('worker reports', () => {
         group: 'running.polling',
         generation: 2,
         partitions: [
-          { partition: 1, state: 'processing.idle', epoch: 3, frontier: 7, attempts: 1, last_outcome: 'acknowledged' },
+          {
+            partition: 1,
+            state: 'processing.deciding.committing',
+            epoch: 3,
+            frontier: 7,
+            attempts: 1,
+            operation: 'process',
+            budget_ms: 20_000,
+            last_outcome: 'acknowledged',
+          },
           { state: 'no partition number: ignored' },
         ],
       },
@@ -27,10 +36,12 @@ describe('worker reports', () => {
     expect(report.partitions).toEqual([
       expect.objectContaining({
         partition: 1,
-        state: 'processing.idle',
+        state: 'processing.deciding.committing',
         epoch: 3,
         frontier: 7,
         attempts: 1,
+        operation: 'process',
+        budgetMs: 20_000,
         lastOutcome: 'acknowledged',
       }),
     ]);

@@ -206,6 +206,8 @@ export function heartbeatState(summary: WorkerSummary): Record<string, unknown> 
         token: { epoch: number } | null;
         frontier: number | null;
         attempts: number;
+        budgetMs: number;
+        operation: string | null;
         lastOutcome: unknown;
       };
       return {
@@ -214,6 +216,9 @@ export function heartbeatState(summary: WorkerSummary): Record<string, unknown> 
         epoch: c.token?.epoch ?? null,
         frontier: c.frontier,
         attempts: c.attempts,
+        // The current store operation and its shared deadline (worker.md §6), for the dashboard.
+        operation: c.operation,
+        budget_ms: c.budgetMs,
         last_outcome: c.lastOutcome ?? null,
       };
     }),
