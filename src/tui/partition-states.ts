@@ -3,9 +3,11 @@
  * say (pure: the store calls it on every change).
  *
  * A retired or failed partition actor is stopped at once by its group (group-machine.ts
- * recordEnded), so heartbeats never list one: a partition that a worker listed before and no
- * longer lists, or whose recorded owner has stopped, is shown as that ending ("retired", or
- * "failed" when the owner's group failed). The in-process worker knows its endings exactly.
+ * recordEnded), so it is reported from the group's record of endings (`ended`, with the
+ * reason), in heartbeats as in-process. Failing that (an older heartbeat, a worker killed
+ * before it beat again), a partition that a worker listed before and no longer lists, or whose
+ * recorded owner has stopped, is shown as that ending ("retired", or "failed" when the
+ * owner's group failed).
  */
 import { blankPartition, type PartitionView } from './dashboard-model.js';
 import type { ActorPartition, WorkerReport } from './worker-report.js';
@@ -54,6 +56,21 @@ function listing(
   return null;
 }
 
+/** The worker that reports this partition's actor as ended: the local one, then the freshest. */
+function endingReport(
+  reports: readonly WorkerReport[],
+  partition: number,
+): { report: WorkerReport; ended: ActorPartition } | null {
+  const ordered = [...reports].sort(
+    (a, b) => Number(b.local) - Number(a.local) || (a.heartbeatAgeMs ?? 0) - (b.heartbeatAgeMs ?? 0),
+  );
+  for (const report of ordered) {
+    const ended = report.ended.find((e) => e.partition === partition);
+    if (ended) return { report, ended };
+  }
+  return null;
+}
+
 function endingOf(report: WorkerReport): string {
   return report.groupState === 'failed' ? 'failed' : 'retired';
 }
@@ -91,15 +108,14 @@ export function derivePartitions(inputs: PartitionInputs): PartitionView[] {
       view.operation = actor.operation;
       view.lastOutcome = actor.lastOutcome;
     } else {
-      const local = inputs.reports.find((r) => r.local);
-      const ended = local?.ended.find((e) => e.partition === partition);
+      const ending = endingReport(inputs.reports, partition);
       const lastId = inputs.lastListedBy.get(partition);
       const last = lastId === undefined ? undefined : byId.get(lastId);
       const recorded = row?.owner ? byId.get(row.owner) : undefined;
-      if (ended && local) {
-        view.state = ended.state;
-        view.owner = local.id;
-        view.endReason = ended.endReason;
+      if (ending) {
+        view.state = ending.ended.state;
+        view.owner = ending.report.id;
+        view.endReason = ending.ended.endReason;
       } else if (last) {
         view.state = endingOf(last);
         view.owner = last.id;

@@ -32,7 +32,7 @@ export interface WorkerReport {
   local: boolean;
   /** The live partition actors. */
   partitions: ActorPartition[];
-  /** Partitions whose actor ended in the current generation (known in-process only). */
+  /** Partitions whose actor ended in the current generation (from the group's own record). */
   ended: ActorPartition[];
 }
 
@@ -52,7 +52,7 @@ export function reportFromHeartbeat(row: {
   heartbeat_age_ms: number;
   state: unknown;
 }): WorkerReport {
-  const state = (row.state ?? {}) as { group?: unknown; state?: unknown; partitions?: unknown };
+  const state = (row.state ?? {}) as { group?: unknown; state?: unknown; partitions?: unknown; ended?: unknown };
   // Only a worker's partitions are source partitions; a view reports the output topic's.
   const partitions = row.role === 'worker' && Array.isArray(state.partitions) ? state.partitions : [];
   return {
@@ -81,7 +81,26 @@ export function reportFromHeartbeat(row: {
         },
       ];
     }),
-    ended: [],
+    ended: (row.role === 'worker' && Array.isArray(state.ended) ? state.ended : []).flatMap((e: unknown) => {
+      const r = (e ?? {}) as Record<string, unknown>;
+      const partition = numberOrNull(r.partition);
+      const ending = stringOrNull(r.state);
+      if (partition === null || (ending !== 'retired' && ending !== 'failed')) return [];
+      const reason = stringOrNull(r.reason);
+      return [
+        {
+          partition,
+          state: ending,
+          epoch: null,
+          frontier: numberOrNull(r.frontier),
+          attempts: null,
+          budgetMs: null,
+          operation: null,
+          lastOutcome: null,
+          endReason: reason === null ? null : `${reason}: ${stringOrNull(r.detail) ?? ''}`,
+        },
+      ];
+    }),
   };
 }
 

@@ -81,4 +81,16 @@ describe('derivePartitions', () => {
     );
     expect(parts[1]).toMatchObject({ state: 'failed', endReason: 'retries_exhausted: three attempts failed' });
   });
+
+  it("uses another process's reported endings, with the reason (from its heartbeat)", () => {
+    const parts = derivePartitions(
+      inputs({
+        reports: [
+          report('w2', { partitions: [actor(0, 'processing.idle')] }),
+          report('w1', { ended: [actor(1, 'retired', { endReason: 'fenced: epoch 4 is not ours (3)' })] }),
+        ],
+      }),
+    );
+    expect(parts[1]).toMatchObject({ state: 'retired', owner: 'w1', endReason: 'fenced: epoch 4 is not ours (3)' });
+  });
 });

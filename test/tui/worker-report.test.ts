@@ -59,6 +59,31 @@ describe('worker reports', () => {
     expect(report.partitions).toEqual([]);
   });
 
+  it("reads the group's record of ended partition actors, with the reason", () => {
+    const report = reportFromHeartbeat({
+      id: 'worker-b',
+      role: 'worker',
+      pid: 9,
+      heartbeat_age_ms: 300,
+      state: {
+        group: 'running.polling',
+        partitions: [],
+        ended: [
+          { partition: 1, state: 'retired', frontier: 1307, reason: 'fenced', detail: 'epoch 3 is not ours (2)' },
+          { partition: 0, state: 'processing', frontier: 1 },
+        ],
+      },
+    });
+    expect(report.ended).toEqual([
+      expect.objectContaining({
+        partition: 1,
+        state: 'retired',
+        frontier: 1307,
+        endReason: 'fenced: epoch 3 is not ours (2)',
+      }),
+    ]);
+  });
+
   it("never takes a view's output partitions for source partitions; shows its own state", () => {
     const report = reportFromHeartbeat({
       id: 'view-1',

@@ -200,6 +200,21 @@ export function heartbeatState(summary: WorkerSummary): Record<string, unknown> 
   return {
     group: stateText(summary.state),
     generation: summary.context.generation,
+    // The group stops a partition actor as soon as it ends, so its ending is reported from
+    // the group's own record: other processes' dashboards show it, with the reason.
+    ended: summary.context.partitions.flatMap((e) =>
+      e.phase === 'retired' || e.phase === 'failed'
+        ? [
+            {
+              partition: e.partition,
+              state: e.phase,
+              frontier: e.frontier,
+              reason: e.end?.reason ?? null,
+              detail: e.end?.detail ?? null,
+            },
+          ]
+        : [],
+    ),
     partitions: summary.partitions.map(({ state, context }) => {
       const c = context as {
         partition: number;
