@@ -22,7 +22,7 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
     args: [...argv],
     options: {
       records: { type: 'string', default: '200000' },
-      'batch-sizes': { type: 'string', default: '100,500,2000' },
+      'batch-sizes': { type: 'string', default: '100,500,2000,5000' },
       'batch1-window-s': { type: 'string', default: '30' },
       'latency-rps': { type: 'string', default: '1000' },
       'latency-s': { type: 'string', default: '20' },

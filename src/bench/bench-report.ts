@@ -3,9 +3,11 @@
  * targets judged against it, and the printed table with ratios to the naive baseline.
  */
 import type { AttemptProfile } from './attempt-log-profile.js';
+import type { CommitFloor } from './commit-floor.js';
 import type { FsyncProbe } from './fsync-probe.js';
 import type { RecoveryResult } from './kill-recovery.js';
 import type { NaiveResult } from './naive-throughput.js';
+import type { ObservationCost } from './observation-probe.js';
 import type { LatencyResult } from './publish-view-latency.js';
 import type { Machine } from './run-environment.js';
 import type { ThroughputResult } from './worker-throughput.js';
@@ -21,6 +23,8 @@ export interface BenchResult {
     /** Batch size 1 decides only a prefix of the backlog: this many seconds of commits. */
     batch1_window_s: number | null;
     batch1_profile: AttemptProfile;
+    /** Measured right after the batch-1 run: what one record's cycle cannot go below. */
+    batch1_bounds: { durable_commit_floor: CommitFloor; source_observation: ObservationCost };
     best: { batch_size: number; rps: number; rps_per_worker: number };
     naive_rps: number;
     ratio_best_to_naive: number;
@@ -101,6 +105,14 @@ export function formatTable(r: BenchResult): string {
     ]);
   }
   rows.push([`naive baseline, poll ${t.naive.poll_size}, 2 consumers`, `${whole(t.naive_rps)} rec/s`, '1.00x', '', '']);
+  const bestRun = t.runs.find((x) => x.batch_size === t.best.batch_size);
+  rows.push([
+    `  PostgreSQL work per record, batch ${t.best.batch_size} commit`,
+    `${fixed(bestRun?.server_work_us_per_record ?? Number.NaN, 1)} us`,
+    '',
+    '',
+    '',
+  ]);
   rows.push([
     `publish->view at ${whole(r.latency_ms.offered_rps)} rec/s (batch ${r.latency_ms.batch_size})`,
     `p50 ${fixed(r.latency_ms.p50, 1)} ms, p99 ${fixed(r.latency_ms.p99, 1)} ms (n=${r.latency_ms.samples})`,
@@ -126,6 +138,14 @@ export function formatTable(r: BenchResult): string {
   rows.push(['naive peak RSS per consumer', `${fixed(Math.max(...t.naive.peak_rss_mb), 0)} MB`, '', '', '']);
   const fsync = r.machine.pg_test_fsync.fdatasync_ops_per_s;
   rows.push(['pg_test_fsync fdatasync (one 8kB write)', fsync === null ? 'n/a' : `${whole(fsync)} ops/s`, '', '', '']);
+  const bounds = t.batch1_bounds;
+  rows.push([
+    'durable one-row commit / source observation',
+    `${fixed(bounds.durable_commit_floor.ms_per_commit, 2)} ms (${whole(bounds.durable_commit_floor.commits_per_s)}/s) / p50 ${fixed(bounds.source_observation.p50_ms, 2)} ms`,
+    '',
+    '',
+    '',
+  ]);
   rows.push([
     'batch 1: store call / commit interval',
     `${fixed(t.batch1_profile.store_call_ms.mean, 2)} / ${fixed(t.batch1_profile.commit_interval_ms, 2)} ms (mean)`,

@@ -8,7 +8,7 @@
  * then writes artifacts/bench/<run-id>.json and .svg and prints the table. Every phase runs
  * on its own namespace; the topics and namespaces stay, named bench-<run-id>-*.
  *
- *   node dist/bench/main.js [--records N] [--batch-sizes 100,500,2000] [--batch1-window-s 30]
+ *   node dist/bench/main.js [--records N] [--batch-sizes 100,500,2000,5000] [--batch1-window-s 30]
  *     [--latency-rps 1000] [--latency-s 20] [--warmup-s 3] [--steady-s 4] [--fsync-s 1]
  *     [--out DIR] [--run-id ID]
  */
@@ -22,11 +22,13 @@ import { BenchContext, repoRoot } from './bench-context.js';
 import { parseBenchOptions } from './bench-options.js';
 import { type BenchResult, formatTable, judgeTargets } from './bench-report.js';
 import { BulkProducer } from './bulk-producer.js';
+import { measureCommitFloor } from './commit-floor.js';
 import { probeFsync } from './fsync-probe.js';
 import { measureRecovery } from './kill-recovery.js';
 import { ledgerBacklog } from './ledger-traffic.js';
 import { startLiveChain } from './live-chain.js';
 import { measureNaive } from './naive-throughput.js';
+import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';
 import { describeMachine, describeVersions } from './run-environment.js';
 import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
@@ -76,6 +78,16 @@ try {
   say(`throughput: 2 workers at batch 1 for a window of ${options.batch1WindowS} s …`);
   const batch1 = await measureWorkers(ctx, source.manifest, ends, 1, options.batch1WindowS);
   const batch1Logs = ['a', 'b'].map((w) => join(ctx.logsDir, `${ctx.name('b1')}-${w}.log`));
+  // What bounds batch size 1: a durable commit per record, and an observation per poll.
+  const commitFloor = await measureCommitFloor(
+    ctx.pool,
+    `amends_bench_floor_${options.runId.replaceAll('-', '_')}`,
+    300,
+  );
+  const observation = await measureObservation(ctx.brokers, source.manifest, 100);
+  say(
+    `  durable commit floor ${commitFloor.ms_per_commit.toFixed(2)} ms, source observation p50 ${observation.p50_ms.toFixed(2)} ms`,
+  );
   const runs: ThroughputResult[] = [batch1];
   for (const size of options.batchSizes) {
     say(`throughput: 2 workers at batch ${size} over the whole backlog …`);
@@ -111,6 +123,7 @@ try {
       batch1_rps_per_worker: batch1.rps_per_worker,
       batch1_window_s: batch1.bounded_window_s,
       batch1_profile: profileAttempts(batch1Logs),
+      batch1_bounds: { durable_commit_floor: commitFloor, source_observation: observation },
       best: { batch_size: best.batch_size, rps: best.rps, rps_per_worker: best.rps_per_worker },
       naive_rps: naive.rps,
       ratio_best_to_naive: best.rps / naive.rps,

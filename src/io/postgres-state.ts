@@ -116,7 +116,9 @@ const loadKeysSql = `
  *
  *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,
  *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
- *  outbox records, $34 counts by outcome, $35 notify.
+ *  outbox records, $34 counts by outcome, $35 notify, $36–$43 the latest of those versions per
+ *  (item, location, day) for output_days (picked by the client: one upsert row per day, and no
+ *  server-side sort of every version of a big batch).
  */
 const commitBatchSql = `
   WITH p AS (
@@ -154,12 +156,10 @@ const commitBatchSql = `
   ), od AS (
     INSERT INTO output_days AS t (namespace, item, location, day, version, closing, status, retracted,
                                   cause_partition, cause_offset)
-    SELECT DISTINCT ON (u.item, u.location, u.day)
-           $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
-      FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $28::bigint[], $29::text[], $30::bool[],
-                  $31::bigint[]) AS u(item, location, day, version, closing, status, retracted, cause)
+    SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
+      FROM unnest($36::text[], $37::text[], $38::text[], $39::int[], $40::bigint[], $41::text[], $42::bool[],
+                  $43::bigint[]) AS u(item, location, day, version, closing, status, retracted, cause)
      WHERE EXISTS (SELECT 1 FROM ok)
-     ORDER BY u.item, u.location, u.day, u.version DESC
     ON CONFLICT (namespace, item, location, day) DO UPDATE
        SET version = EXCLUDED.version, closing = EXCLUDED.closing, status = EXCLUDED.status,
            retracted = EXCLUDED.retracted, cause_partition = EXCLUDED.cause_partition,
@@ -181,7 +181,7 @@ const commitBatchSql = `
            last_last_offset = $6[cardinality($6)],
            last_records = CASE WHEN amends_assert(
                                  c.d = cardinality($6) AND c.a = cardinality($16) AND c.v = cardinality($24)
-                                 AND c.o = cardinality($24) AND c.od <= c.v,
+                                 AND c.o = cardinality($24) AND c.od = cardinality($36) AND c.od <= c.v,
                                  'batch rows written: ' || c.d || ' ' || c.a || ' ' || c.v || ' ' || c.o)
                           THEN cardinality($6) END,
            last_counts = $34::jsonb,
@@ -453,6 +453,7 @@ export class PostgresState implements State {
       }
     });
     const changes = [...authority.values()];
+    const latest = latestVersionPerDay(versions);
     return [
       this.namespace,
       request.partition,
@@ -489,6 +490,14 @@ export class PostgresState implements State {
       versions.recordValues,
       JSON.stringify(counts),
       versions.items.length > 0,
+      latest.map((i) => versions.items[i]),
+      latest.map((i) => versions.locations[i]),
+      latest.map((i) => versions.days[i]),
+      latest.map((i) => versions.versions[i]),
+      latest.map((i) => versions.closings[i]),
+      latest.map((i) => versions.statuses[i]),
+      latest.map((i) => versions.retracted[i]),
+      latest.map((i) => versions.causes[i]),
     ];
   }
 
@@ -535,6 +544,29 @@ export class PostgresState implements State {
       previous = r.offset;
     }
   }
+}
+
+/**
+ * The index of each (item, location, day)'s highest version among a batch's new versions, in
+ * first-seen order: output_days keeps exactly that one. Versions of a day grow within a batch.
+ */
+function latestVersionPerDay(versions: {
+  items: readonly string[];
+  locations: readonly string[];
+  days: readonly string[];
+  versions: readonly number[];
+}): number[] {
+  const latest = new Map<string, number>();
+  for (let i = 0; i < versions.days.length; i++) {
+    const id = `${stockKeyId(versions.items[i] as string, versions.locations[i] as string)}\u0000${versions.days[i]}`;
+    const seen = latest.get(id);
+    assertInvariant(
+      seen === undefined || (versions.versions[seen] as number) < (versions.versions[i] as number),
+      `output versions of ${id} do not grow within the batch`,
+    );
+    latest.set(id, i);
+  }
+  return [...latest.values()];
 }
 
 /** The configured keys the batch needs that the cache does not hold yet. */

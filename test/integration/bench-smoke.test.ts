@@ -75,6 +75,9 @@ describe('npm run bench on a tiny backlog', () => {
     expect(t.runs[1]?.bounded_window_s).toBeNull();
     expect(t.naive.records).toBeGreaterThanOrEqual(2000);
     positive(t.batch1_profile.store_call_ms.mean, 'batch1 store call');
+    positive(t.batch1_bounds.durable_commit_floor.ms_per_commit, 'durable commit floor');
+    positive(t.batch1_bounds.source_observation.p50_ms, 'source observation');
+    positive(t.runs[1]?.server_work_us_per_record, 'server work per record');
 
     const l = r.latency_ms;
     expect(l.offered_rps).toBe(200);
