@@ -5,6 +5,7 @@
 import type { AttemptProfile } from './attempt-log-profile.js';
 import type { CommitFloor } from './commit-floor.js';
 import type { FsyncProbe } from './fsync-probe.js';
+import type { HopProfile } from './hop-profile.js';
 import type { RecoveryResult } from './kill-recovery.js';
 import type { NaiveResult } from './naive-throughput.js';
 import type { ObservationCost } from './observation-probe.js';
@@ -31,7 +32,7 @@ export interface BenchResult {
     runs: ThroughputResult[];
     naive: NaiveResult & { poll_size: number; processes: number };
   };
-  latency_ms: Omit<LatencyResult, 'distribution'>;
+  latency_ms: Omit<LatencyResult, 'distribution'> & { hops: HopProfile; load_average_1m: number };
   recovery_s: RecoveryResult;
   rss_mb_peak: number;
   rss_mb_per_worker_process: number[];
@@ -122,6 +123,14 @@ export function formatTable(r: BenchResult): string {
   rows.push([
     '  of which publish->commit / commit->view',
     `p50 ${fixed(r.latency_ms.publish_to_commit_ms.p50, 1)} / ${fixed(r.latency_ms.commit_to_view_ms.p50, 1)} ms, p99 ${fixed(r.latency_ms.publish_to_commit_ms.p99, 1)} / ${fixed(r.latency_ms.commit_to_view_ms.p99, 1)} ms`,
+    '',
+    '',
+    '',
+  ]);
+  const h = r.latency_ms.hops;
+  rows.push([
+    '  per batch: worker commit interval / relay cycle / view apply',
+    `${fixed(h.worker_commit_interval_ms, 1)} (${fixed(h.worker_records_per_commit, 0)} rec) / ${fixed(h.relay_cycle_p50_ms, 1)} / ${fixed(h.view_apply_p50_ms, 1)} ms`,
     '',
     '',
     '',

@@ -24,6 +24,7 @@ import { type BenchResult, formatTable, judgeTargets } from './bench-report.js';
 import { BulkProducer } from './bulk-producer.js';
 import { measureCommitFloor } from './commit-floor.js';
 import { probeFsync } from './fsync-probe.js';
+import { profileHops } from './hop-profile.js';
 import { measureRecovery } from './kill-recovery.js';
 import { ledgerBacklog } from './ledger-traffic.js';
 import { startLiveChain } from './live-chain.js';
@@ -100,6 +101,13 @@ try {
   say(`latency: live chain at batch ${best.batch_size} (2 workers, relay, view) …`);
   const chain = await startLiveChain(ctx, best.batch_size);
   const latency = await measureLatency(ctx, chain, options.latencyRps, options.latencyS, options.warmupS);
+  // Read before the kills: the restarted worker appends to the same log.
+  const hops = profileHops(
+    chain.workers.map((w) => join(ctx.logsDir, `${w.name}.log`)),
+    join(ctx.logsDir, `${chain.namespace}-relay.log`),
+    join(ctx.logsDir, `${chain.namespace}-view.log`),
+  );
+  const loadDuringLatency = os.loadavg()[0] ?? Number.NaN;
   say('recovery: SIGKILL under load …');
   const recovery = await measureRecovery(ctx, chain, options.latencyRps, options.steadyS);
   await ctx.stopAll();
@@ -130,7 +138,7 @@ try {
       runs,
       naive: { ...naive, poll_size: naivePollSize, processes: 2 },
     },
-    latency_ms: latencySummary,
+    latency_ms: { ...latencySummary, hops, load_average_1m: loadDuringLatency },
     recovery_s: recovery,
     rss_mb_peak: Math.max(...rss),
     rss_mb_per_worker_process: rss,

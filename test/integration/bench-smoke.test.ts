@@ -85,6 +85,9 @@ describe('npm run bench on a tiny backlog', () => {
     positive(l.p99, 'latency p99');
     expect(l.p99).toBeGreaterThanOrEqual(l.p50);
     expect(l.samples).toBe(r.latency_distribution_ms.length);
+    positive(l.hops.worker_commit_interval_ms, 'worker commit interval');
+    positive(l.hops.relay_cycle_p50_ms, 'relay cycle');
+    positive(l.hops.view_apply_p50_ms, 'view apply');
     positive(l.samples, 'latency samples');
 
     const rec = r.recovery_s;
