@@ -98,7 +98,10 @@ export async function runShowcase(setup: ShowcaseSetup): Promise<ShowcaseOutcome
   const proxies: PgFaultProxy[] = [];
   const amendsctl = async (args: string[]) => {
     const r = await runAmendsctl(args, env);
-    if (r.code !== 0) throw operationalError(`amendsctl ${args[0]} exited ${r.code}: ${r.stderr.trim()}`);
+    if (r.code !== 0) {
+      const how = r.signal === null ? `exited ${r.code}` : `was killed by ${r.signal}`;
+      throw operationalError(`amendsctl ${args[0]} ${how}: ${r.stderr.trim() || '(nothing on stderr)'}`);
+    }
     return r.stdout;
   };
   const db = await Database.open(setup.databaseUrl, `amendsctl showcase ${setup.runId}`);

@@ -182,6 +182,14 @@ export class SourceProducer {
   async close(timeoutMs: number): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // Stop the poll timer *before* disconnecting. The disconnect deletes the native client on
+    // a worker thread under a write lock, while poll() on the main thread checks only
+    // IsConnected() and then uses the client without that lock (src/producer.cc NodePoll,
+    // Producer::Disconnect, 1.10.1): a poll landing during the teardown is a use after free
+    // that kills the process with a signal (seen: source-load exiting by signal, more often
+    // with a short poll interval). Flushing still delivers the reports: rd_kafka_flush serves
+    // the delivery callbacks itself, and they reach JavaScript through the binding's dispatcher.
+    this.producer.setPollInterval(0);
     try {
       // disconnect(timeout) flushes with that timeout first, then tears the client down.
       await withDeadline(
@@ -190,7 +198,6 @@ export class SourceProducer {
         'the producer did not disconnect in time',
       );
     } finally {
-      this.producer.setPollInterval(0);
       for (const [id, waiting] of this.pending) {
         clearTimeout(waiting.timer);
         this.pending.delete(id);
