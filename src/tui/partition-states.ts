@@ -99,7 +99,8 @@ export function derivePartitions(inputs: PartitionInputs): PartitionView[] {
     const listed = listing(inputs.reports, partition);
     if (listed) {
       const { report, actor } = listed;
-      view.state = isStale(report) ? `${actor.state} (stale)` : actor.state;
+      // The marker goes first: a narrow state column truncates the end of the text.
+      view.state = isStale(report) ? `(stale) ${actor.state}` : actor.state;
       view.owner = report.id;
       view.epoch = actor.epoch;
       view.frontier = actor.frontier;

@@ -1,7 +1,7 @@
 /** Colours of lifecycle states and outcomes, in one place. */
 
 export function stateColor(state: string): string | undefined {
-  if (state.endsWith('(stale)')) return 'gray';
+  if (state.startsWith('(stale)')) return 'gray';
   if (state.startsWith('failed') || state === 'failed') return 'red';
   if (state.startsWith('retired') || state === 'stopped') return 'gray';
   if (state.includes('recovering') || state.includes('waiting')) return 'yellow';

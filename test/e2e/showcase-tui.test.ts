@@ -53,7 +53,9 @@ describe('amendsctl showcase --tui', () => {
         const rowsOf = (frame: string) =>
           frame
             .split('\n')
-            .filter((l) => /^\s+[01] (claiming|seeking|processing|unknown|retired|failed|unassigned)/.test(l));
+            .filter((l) =>
+              /^\s+[01] (\(stale\) )?(claiming|seeking|processing|unknown|retired|failed|unassigned)/.test(l),
+            );
         const processingBy = new Set(
           frames.flatMap((f) =>
             rowsOf(f).flatMap((row) => {

@@ -39,7 +39,7 @@ describe('derivePartitions', () => {
         ],
       }),
     );
-    expect(parts[0]?.state).toBe('claiming.claim (stale)');
+    expect(parts[0]?.state).toBe('(stale) claiming.claim');
     expect(parts[0]?.owner).toBe('new');
   });
 
