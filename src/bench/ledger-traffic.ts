@@ -7,8 +7,10 @@
  * Corrections and cancels touch recent transactions only, so a change amends the last few
  * days and not the whole history (a real ledger's corrections are mostly recent too).
  */
+import { addDays } from '../domain/calendar-day.js';
 import { canonicalJson } from '../domain/canonical-json.js';
 import type { StockKeyConfig } from '../domain/config.js';
+import { mulberry32 } from '../domain/seeded-random.js';
 
 export interface TrafficRecord {
   partition: number;
@@ -112,21 +114,4 @@ export function ledgerBacklog(options: TrafficOptions, count: number): TrafficRe
   const traffic = ledgerTraffic(options);
   for (let i = 0; i < count; i++) out.push(traffic.next().value);
   return out;
-}
-
-function addDays(day: string, days: number): string {
-  const t = Date.parse(`${day}T00:00:00Z`) + days * 86_400_000;
-  return new Date(t).toISOString().slice(0, 10);
-}
-
-/** A small seeded PRNG (mulberry32): the same seed gives the same traffic on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

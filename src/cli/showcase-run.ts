@@ -23,8 +23,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operationalError } from '../domain/amends-error.js';
+import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
-import { addDays, fillerLines } from '../domain/filler-load.js';
+import { fillerLines } from '../domain/filler-load.js';
 import { withKafkaAdmin } from '../io/kafka-admin.js';
 import { relayFaultExitAfterPublish } from '../io/outbox-relay.js';
 import { bindStatementName, PgFaultProxy } from '../io/pg-fault-proxy.js';

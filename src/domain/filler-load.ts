@@ -14,6 +14,8 @@
  * (Slots 7 and 9 of each ten carry no transaction of their own, so the targets above are
  * always ordinary posts.)
  */
+import { addDays } from './calendar-day.js';
+
 /** One fixture line (cli.md, source-load) before it is written as JSON. */
 export interface FillerLine {
   key: { item: string; location: string };
@@ -29,15 +31,6 @@ export interface FillerRequest {
   count: number;
   /** Days are `firstDay` + the transaction's index; later stages pass a later first day. */
   firstDay: string;
-}
-
-const dayMs = 86_400_000;
-
-/** The calendar day `days` after `day` (YYYY-MM-DD, UTC calendar arithmetic). */
-export function addDays(day: string, days: number): string {
-  const at = Date.parse(`${day}T00:00:00Z`);
-  if (!Number.isFinite(at)) throw new RangeError(`filler: first day ${day} is not a date`);
-  return new Date(at + days * dayMs).toISOString().slice(0, 10);
 }
 
 /** Small quantities that keep closings near the opening: −9 … +9, never a silent overflow. */

@@ -8,11 +8,17 @@
  * namespaces stay as rows). Every process left running is SIGKILLed in afterEach.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outputLine } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
-import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { requireBuild } from '../support/amendsctl-process.js';
+import {
+  allStories,
+  fixturePath as fixture,
+  storyFiles,
+  storyVersions,
+  twoKeysConfig,
+} from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
   amendsctl,
@@ -30,12 +36,6 @@ import {
 
 const topics = new Set<string>();
 const probe = new TransportProbe();
-const fixture = (name: string) => join(repoRoot, 'fixtures', name);
-const twoKeysConfig = fixture('two-keys.config.json');
-const stories = ['before.jsonl', 'second-key.jsonl', 'correction.jsonl', 'cancel-last-day.jsonl'];
-const allStories = () => stories.map((s) => readFileSync(fixture(s), 'utf8')).join('');
-/** The four stories decide into 17 output versions over 7 (item, location, day) rows (smoke run). */
-const storyVersions = 17;
 const storyRows = 7;
 
 function lines(text: string): string[] {
@@ -169,7 +169,7 @@ describe('transport: worker + relay + view', () => {
     // What A marked before it died; B publishes (and marks) everything else.
     const markedByA = total - (await probe.outbox(source.namespace)).pending;
     await b.waitForLog('relay_active', 10_000);
-    const rest = stories
+    const rest = storyFiles
       .slice(1)
       .map((s) => readFileSync(fixture(s), 'utf8'))
       .join('');
@@ -206,7 +206,7 @@ describe('transport: worker + relay + view', () => {
     expect((await view.stop('SIGTERM')).code).toBe(0);
 
     // Records published while it is down are applied once each after the restart.
-    const rest = stories
+    const rest = storyFiles
       .slice(1)
       .map((s) => readFileSync(fixture(s), 'utf8'))
       .join('');

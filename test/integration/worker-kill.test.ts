@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/domain/seeded-random.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
@@ -38,18 +39,6 @@ const killSeed = Number(process.env.AMENDS_TEST_KILL_SEED ?? Date.now() % 1_000_
 const killDelayMaxMs = 1500;
 /** Records of the generated history, split into three loads. */
 const generatedRecords = 180;
-
-/** mulberry32: a small seeded PRNG, so a failing seed replays exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A history for widget/berlin (default config): posts, corrections (a higher revision),
@@ -181,7 +170,7 @@ describe('amends worker: kill -9 at random points while three loads run', () => 
     timeout: 30_000 * Math.max(killRuns, 1),
   }, async () => {
     console.log(`worker-kill: seed ${killSeed}, ${killRuns} runs (AMENDS_TEST_KILL_SEED / AMENDS_TEST_KILL_RUNS)`);
-    const random = prng(killSeed);
+    const random = mulberry32(killSeed);
     for (let run = 0; run < killRuns; run += 1) {
       const history = generateHistory(random, generatedRecords);
       const third = Math.ceil(history.length / 3);

@@ -1,23 +1,15 @@
+import { mulberry32 } from '../../src/domain/seeded-random.js';
+
 /**
- * The simulation's only source of randomness: mulberry32, a 32-bit generator whose whole
- * state is one integer, so a printed seed replays a run exactly on any Node version.
- * Hand-written on purpose: Math.random cannot be seeded, and pure-rand (which has the same
- * algorithms) is only a transitive dependency of fast-check here, not one we may import.
+ * The simulation's only source of randomness (mulberry32, src/domain/seeded-random.ts), so a
+ * printed seed replays a run exactly on any Node version.
  */
 export class Prng {
-  private state: number;
+  /** Uniform in [0, 1). */
+  readonly next: () => number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  /** Uniform in [0, 1). */
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(seed);
   }
 
   /** Uniform integer in [min, max]. */

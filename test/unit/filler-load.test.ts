@@ -3,8 +3,9 @@
  * judged by the independent oracle, not by the generator's own comments.
  */
 import { describe, expect, it } from 'vitest';
+import { addDays } from '../../src/domain/calendar-day.js';
 import { parseConfigFile, parseNamespaceConfig } from '../../src/domain/config.js';
-import { addDays, fillerLines } from '../../src/domain/filler-load.js';
+import { fillerLines } from '../../src/domain/filler-load.js';
 import { encodeFixtureFile } from '../../src/domain/fixture-line.js';
 import { runOracle } from '../../src/domain/oracle.js';
 import { fixture } from './worked-example-kit.js';
