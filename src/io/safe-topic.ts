@@ -69,15 +69,30 @@ export async function createSafeTopic(admin: KafkaAdmin, request: SafeTopicReque
           `topic ${topic} was created with ${created.partitions} partitions instead of ${partitions}; ${consequence}inspect or delete it before use`,
         );
       }
-      return created;
-    }
-    if (Date.now() >= deadline) {
+      // Visible is not yet usable: until each partition has a leader, reads and offset lists
+      // fail with "not leader" (seen right after creation on single-node KRaft).
+      if (await servesEveryPartition(admin, topic, partitions)) return created;
+    } else if (Date.now() >= deadline) {
       throw operationalError(
         `topic ${topic} was acknowledged as created but is not visible in metadata after ${topicVisibleBudgetMs} ms; ${consequence}inspect topic ${topic} on ${admin.brokers}`,
       );
     }
+    if (Date.now() >= deadline) {
+      throw operationalError(
+        `topic ${topic} was created but not every partition has a leader after ${topicVisibleBudgetMs} ms; ${consequence}inspect topic ${topic} on ${admin.brokers}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, topicVisiblePollMs));
   }
+}
+
+/** True once every partition answers an offset list, i.e. has a leader. */
+export async function servesEveryPartition(admin: KafkaAdmin, topic: string, partitions: number): Promise<boolean> {
+  const all = Array.from({ length: partitions }, (_, p) => p);
+  return admin.listOffsets(topic, all, 'log-start').then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Reads the effective retention back: a broker that ignored a setting is caught here, not by a worker. */

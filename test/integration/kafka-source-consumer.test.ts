@@ -17,6 +17,7 @@ import {
   sourceConsumerConfig,
   sourceGroupId,
 } from '../../src/io/kafka-source-consumer.js';
+import { servesEveryPartition } from '../../src/io/safe-topic.js';
 import type { PartitionPosition, SourceRecord } from '../../src/machines/ports.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {
@@ -49,7 +50,10 @@ async function sourceTopic(records: readonly TestRecord[] = []): Promise<string>
     expect(
       await admin.createTopic({ topic, partitions: 2, replicationFactor: 1, config: { ...sourceTopicConfig } }),
     ).toEqual({ outcome: 'created' });
-    await eventually(`topic ${topic} visible`, async () => (await admin.describeTopic(topic)) !== undefined);
+    await eventually(
+      `topic ${topic} visible with a leader for every partition`,
+      async () => (await admin.describeTopic(topic)) !== undefined && (await servesEveryPartition(admin, topic, 2)),
+    );
   });
   if (records.length > 0) {
     const producer = await TestProducer.open();

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
 import { type TopicDescription, withKafkaAdmin } from '../../src/io/kafka-admin.js';
 import { KafkaSourceObserver } from '../../src/io/kafka-source-observer.js';
+import { servesEveryPartition } from '../../src/io/safe-topic.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {
   addPartitions,
@@ -39,9 +40,10 @@ async function createSourceTopic(topic = testName(), partitions = 2): Promise<To
     });
     expect(creation).toEqual({ outcome: 'created' });
     let description: TopicDescription | undefined;
-    await eventually(`topic ${topic} visible`, async () => {
+    // Visible and led: the observer's first offset list must not meet "not leader".
+    await eventually(`topic ${topic} visible with a leader for every partition`, async () => {
       description = await admin.describeTopic(topic);
-      return description !== undefined;
+      return description !== undefined && (await servesEveryPartition(admin, topic, partitions));
     });
     return description as TopicDescription;
   });
