@@ -31,8 +31,8 @@ export async function startLiveChain(ctx: BenchContext, batchSize: number): Prom
   ctx.start('view', path, `${namespace}-view`);
   const producer = await BulkProducer.open({ brokers: ctx.brokers, topic: manifest.source_topic, lingerMs: 1 });
   // 25 posts per key and day: a day's latest version (its view row) samples one record in 25,
-  // and a key's history stays near a thousand days over the phases (each applied record walks
-  // a key's days: decide.ts refreshOutputs), as a few years of a real ledger would.
+  // and a key's history stays near a thousand days over the phases, as a few years of a real
+  // ledger would.
   const traffic = ledgerTraffic({
     keys: manifest.config.stock_keys,
     postsPerDay: 25,

@@ -149,11 +149,10 @@ export function decideWithKeyState(
     changeDayTotal(keyState.dayTotals, incoming.day, incoming.qty, 1);
     touchedDays.push(incoming.day);
   }
-  const earliest = touchedDays.sort(compareCodePoints)[0];
   const newVersions =
-    earliest === undefined
+    touchedDays.length === 0
       ? []
-      : refreshOutputs(keyState, stockKey, earliest, { partition: record.partition, offset: record.offset });
+      : refreshOutputs(keyState, stockKey, touchedDays, { partition: record.partition, offset: record.offset });
   return {
     decision: decisionOf(record, 'APPLIED', envelope, null),
     newVersions,
@@ -162,36 +161,42 @@ export function decideWithKeyState(
 }
 
 /**
- * Recomputes closings for days ≥ `earliest` (days before it are unchanged) and records a
- * version for each day whose (closing, status) changed, appeared or disappeared.
+ * Recomputes closings for days from the earliest touched day onward (days before it are
+ * unchanged) and records a version for each day whose (closing, status) changed, appeared
+ * or disappeared.
+ *
+ * Only those days are visited: the closing carried into the earliest touched day is the
+ * closing shown for the last day before it, which this change did not touch. An append to a
+ * key's latest day costs a binary search, not a walk of the key's history.
  */
 function refreshOutputs(
   keyState: KeyState,
   stockKey: StockKeyConfig,
-  earliest: string,
+  touchedDays: readonly string[],
   cause: { partition: number; offset: number },
 ): OutputVersion[] {
+  const order = keyState.dayOrder;
+  // A touched day that became active joins the order; one that stopped being active stays
+  // until its retraction below.
+  for (const day of touchedDays) if (keyState.dayTotals.has(day)) insertDay(order, day);
+  const earliest = [...touchedDays].sort(compareCodePoints)[0] as string;
+  const start = lowerBound(order, earliest);
   let closing = stockKey.opening;
-  const days = new Set<string>();
-  for (const [day, total] of keyState.dayTotals) {
-    if (compareCodePoints(day, earliest) < 0) closing += total.qty;
-    else days.add(day);
+  if (start > 0) {
+    const day = order[start - 1] as string;
+    const shown = keyState.outputs.get(day);
+    // Every day before `earliest` is untouched, so it is both active and shown.
+    assertInvariant(
+      shown !== undefined && !shown.retracted && shown.closing !== null && keyState.dayTotals.has(day),
+      `day ${day} before ${earliest} is not both active and shown`,
+    );
+    closing = shown.closing;
   }
-  // Days shown before this change (latest version not retracted) are S(K) before it.
-  let shownBefore: { day: string; output: DayOutput } | undefined;
-  for (const [day, output] of keyState.outputs) {
-    if (output.retracted) continue;
-    if (compareCodePoints(day, earliest) >= 0) days.add(day);
-    else if (shownBefore === undefined || compareCodePoints(day, shownBefore.day) > 0) shownBefore = { day, output };
-  }
-  // Paired check: the closing carried into `earliest` equals the last unchanged output.
-  assertInvariant(
-    shownBefore === undefined ? closing === stockKey.opening : shownBefore.output.closing === closing,
-    `prefix closing ${closing} before ${earliest} disagrees with the output state`,
-  );
 
   const versions: OutputVersion[] = [];
-  for (const day of [...days].sort(compareCodePoints)) {
+  const retracted: string[] = [];
+  for (let i = start; i < order.length; i++) {
+    const day = order[i] as string;
     const total = keyState.dayTotals.get(day);
     const previous = keyState.outputs.get(day);
     const version = (previous?.version ?? 0) + 1;
@@ -210,11 +215,30 @@ function refreshOutputs(
     } else {
       assertInvariant(previous !== undefined && !previous.retracted, `day ${day} neither active nor shown`);
       next = { version, closing: null, status: null, retracted: true };
+      retracted.push(day);
     }
     keyState.outputs.set(day, next);
     versions.push({ item: stockKey.item, location: stockKey.location, day, ...next, cause: { ...cause } });
   }
+  for (const day of retracted) order.splice(lowerBound(order, day), 1);
   return versions;
+}
+
+/** The index of the first day ≥ `day` in an ascending order. */
+function lowerBound(order: readonly string[], day: string): number {
+  let low = 0;
+  let high = order.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (compareCodePoints(order[mid] as string, day) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function insertDay(order: string[], day: string): void {
+  const at = lowerBound(order, day);
+  if (order[at] !== day) order.splice(at, 0, day);
 }
 
 function changeDayTotal(totals: Map<string, DayTotal>, day: string, qty: number, posts: number): void {

@@ -6,8 +6,11 @@
  * - authority: txn → its authoritative revision (domain.md §4);
  * - dayTotals: day → sum and count of the authoritative posts on that day, so a change
  *   touches at most two days and closings are recomputed from the earliest one onward;
- * - outputs: day → the latest output version of that day (domain.md §5).
+ * - outputs: day → the latest output version of that day (domain.md §5);
+ * - dayOrder: every day that is active or shown, ascending, so a change finds the closing
+ *   carried into its earliest day and the days after it without walking the key's history.
  */
+import { compareCodePoints } from './canonical-json.js';
 import type { BalanceStatus } from './output-version.js';
 
 export interface AuthorityEntry {
@@ -36,13 +39,18 @@ export interface KeyState {
   authority: Map<string, AuthorityEntry>;
   dayTotals: Map<string, DayTotal>;
   outputs: Map<string, DayOutput>;
+  /**
+   * The days in `dayTotals` or shown by `outputs` (latest version not retracted), in
+   * ascending code-point order, each once. Between decisions both sets are the same days.
+   */
+  dayOrder: string[];
 }
 
 /** Every key's state, by `stockKeyId(item, location)` (config.ts). Keys appear on first use. */
 export type LedgerState = Map<string, KeyState>;
 
 export function emptyKeyState(): KeyState {
-  return { authority: new Map(), dayTotals: new Map(), outputs: new Map() };
+  return { authority: new Map(), dayTotals: new Map(), outputs: new Map(), dayOrder: [] };
 }
 
 /** A JSON-serialisable copy of one key's state, e.g. for a store or a restart test. */
@@ -63,13 +71,18 @@ export function snapshotKeyState(state: KeyState): KeyStateSnapshot {
 /** Restores a snapshot; without `dayTotals` they are rebuilt from the authority entries. */
 export function restoreKeyState(snapshot: Omit<KeyStateSnapshot, 'dayTotals'> & Partial<KeyStateSnapshot>): KeyState {
   const authority = new Map(snapshot.authority.map(([txn, e]) => [txn, { ...e }]));
-  return {
-    authority,
-    dayTotals: snapshot.dayTotals
-      ? new Map(snapshot.dayTotals.map(([day, t]) => [day, { ...t }]))
-      : dayTotalsFromAuthority(authority),
-    outputs: new Map(snapshot.outputs.map(([day, o]) => [day, { ...o }])),
-  };
+  const dayTotals = snapshot.dayTotals
+    ? new Map(snapshot.dayTotals.map(([day, t]) => [day, { ...t }]))
+    : dayTotalsFromAuthority(authority);
+  const outputs = new Map(snapshot.outputs.map(([day, o]) => [day, { ...o }]));
+  return { authority, dayTotals, outputs, dayOrder: dayOrderOf(dayTotals, outputs) };
+}
+
+/** The active or shown days, ascending (on load, never per record). */
+function dayOrderOf(dayTotals: Map<string, DayTotal>, outputs: Map<string, DayOutput>): string[] {
+  const days = new Set(dayTotals.keys());
+  for (const [day, output] of outputs) if (!output.retracted) days.add(day);
+  return [...days].sort(compareCodePoints);
 }
 
 /** Rebuilds per-day totals from the authority entries (on load, never per record). */
