@@ -17,11 +17,17 @@ import { assertInvariant } from './invariant.js';
 import { namespacesMigration } from './migrations/0001-namespaces.js';
 import { workerStoreMigration } from './migrations/0002-worker-store.js';
 import { transportMigration } from './migrations/0003-transport.js';
+import { outboxPendingInIdOrderMigration } from './migrations/0004-outbox-pending-in-id-order.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
 
-export const migrations: readonly Migration[] = [namespacesMigration, workerStoreMigration, transportMigration];
+export const migrations: readonly Migration[] = [
+  namespacesMigration,
+  workerStoreMigration,
+  transportMigration,
+  outboxPendingInIdOrderMigration,
+];
 
 /**
  * The advisory lock key of the migration transaction: the int8 whose bytes are ASCII

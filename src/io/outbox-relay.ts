@@ -34,6 +34,13 @@ import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer
 
 /** Rows per batch: bounded memory and one UPDATE per batch. */
 export const relayBatchRowsMax = 1_000;
+/**
+ * A namespace's unpublished envelopes in outbox order. `id + 0` is the order of the partial
+ * index `outbox_pending` and of no other (migration 0004): the read is a range scan that stops
+ * at the limit, never a primary key walk past other namespaces' and published rows.
+ */
+export const pendingOutboxRowsSql = `SELECT id, partition, record_key, record_value FROM outbox
+  WHERE namespace = $1 AND published_at IS NULL ORDER BY id + 0 LIMIT $2`;
 /** The polling fallback: a missed NOTIFY (or none sent) delays publication by at most this. */
 export const relayPollFallbackMs = 1_000;
 /** After a batch with a failed or unknown delivery, wait this long before publishing again. */
@@ -137,8 +144,7 @@ export class OutboxRelay {
     const { pool, namespace, binding, producer, log, stats } = this.o;
     const started = process.hrtime.bigint();
     const read = await pool.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
-      `SELECT id, partition, record_key, record_value FROM outbox
-        WHERE namespace = $1 AND published_at IS NULL ORDER BY id LIMIT $2`,
+      pendingOutboxRowsSql,
       [namespace, relayBatchRowsMax],
     );
     if (read.rows.length === 0) return { rows: 0, failed: 0, detail: '' };
