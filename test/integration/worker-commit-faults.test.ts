@@ -132,13 +132,17 @@ describe('amends worker: the lost commit is still running on the server when the
     const source = await createSource(topics);
     const { proxy, url } = await PgFaultProxy.start(testDatabaseUrl);
     const instanceId = testName('still-running');
+    // The worker's sessions waiting on a lock, each with whether it began before the commit's
+    // connection was cut: only the lost commit's can; the retry's session is opened after.
+    let cutAtMs = Number.POSITIVE_INFINITY;
     const blockedBackends = async () =>
       (
-        await probe.pool.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND cardinality(pg_blocking_pids(pid)) > 0`,
+        await probe.pool.query<{ pid: number; started_ms: number }>(
+          `SELECT pid, (extract(epoch FROM backend_start) * 1000)::float8 AS started_ms FROM pg_stat_activity
+            WHERE application_name = $1 AND cardinality(pg_blocking_pids(pid)) > 0`,
           [`amends worker ${instanceId}`],
         )
-      ).rows.map((r) => r.pid);
+      ).rows.map((r) => ({ pid: r.pid, beforeCut: r.started_ms < cutAtMs }));
     const holder = new pg.Client({ connectionString: testDatabaseUrl, application_name: 'amends-test row holder' });
     await holder.connect();
     try {
@@ -154,19 +158,35 @@ describe('amends worker: the lost commit is still running on the server when the
         source.namespace,
       ]);
       // The commit is sent and its connection dropped; the store's best-effort cancel is lost too.
-      proxy.arm({ when: commitBatchBind, action: 'drop_after_forward' });
+      proxy.arm({
+        when: commitBatchBind,
+        action: 'drop_after_forward',
+        onFire: () => {
+          cutAtMs = Date.now();
+        },
+      });
       proxy.arm({ when: (m) => m.type === 'P' && m.body.includes('pg_cancel_backend'), action: 'drop_before_forward' });
       await producer.send(source.topic, [{ partition: 0, key: stockKey(), value: post('T1', 1, '2026-03-02', 1) }]);
-      const [lostCommit] = await waitUntil('the commit to wait on the row lock', blockedBackends, (p) => p.length > 0);
-      // The retry waits on the lock too; by then the lost commit's backend must be gone.
+      // Polling may miss the lost commit's wait (the worker ends its backend within
+      // milliseconds), so the retry is told apart by when its session began, not by which
+      // pid was seen first.
       const blocked = await waitUntil(
         'the retry to wait on the row lock',
         blockedBackends,
-        (p) => p.some((pid) => pid !== lostCommit),
+        (b) => b.some((s) => !s.beforeCut),
         10_000,
-      );
+      ).catch(async (error: Error) => {
+        const sessions = await probe.pool.query(
+          `SELECT pid, backend_start, state, wait_event_type, wait_event, left(query, 80) AS query,
+                  pg_blocking_pids(pid) AS blocked_by
+             FROM pg_stat_activity WHERE application_name = $1`,
+          [`amends worker ${instanceId}`],
+        );
+        throw new Error(`${error.message}\nsessions: ${JSON.stringify(sessions.rows)}\nstderr:\n${worker.tail()}`);
+      });
       expect(proxy.fired).toBe(2);
-      expect(blocked).not.toContain(lostCommit);
+      // By the time the retry waits, the lost commit's backend is gone.
+      expect(blocked.filter((b) => b.beforeCut)).toEqual([]);
       await holder.query('ROLLBACK');
 
       await probe.waitForFrontiers(source.namespace, new Map([[0, 1]]), 15_000);
