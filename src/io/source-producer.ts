@@ -20,6 +20,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { producerMessageMaxBytes } from './record-size-limit.js';
 
 export interface Delivery {
   partition: number;
@@ -44,6 +45,11 @@ export interface SourceProducerOptions {
   brokers: string;
   clientId: string;
   deliveryTimeoutMs: number;
+  /**
+   * librdkafka's `batch.size`: source-load sets the topic's max.message.bytes here, so a
+   * batch of several records is never larger than the topic accepts (record-size-limit.ts).
+   */
+  batchSizeBytes?: number;
 }
 
 /**
@@ -93,6 +99,8 @@ export class SourceProducer {
       'enable.idempotence': true,
       acks: -1, // all in-sync replicas (idempotence requires it)
       'delivery.timeout.ms': options.deliveryTimeoutMs,
+      'message.max.bytes': producerMessageMaxBytes,
+      ...(options.batchSizeBytes === undefined ? {} : { 'batch.size': options.batchSizeBytes }),
       dr_cb: true,
     });
     try {

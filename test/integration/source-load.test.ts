@@ -44,6 +44,28 @@ async function newSource(extraArgs: string[] = []): Promise<{ manifest: Manifest
   return { manifest: JSON.parse(created.stdout) as Manifest, path };
 }
 
+/** Sets topic configuration entries, keeping source-create's safe retention (an alter replaces the set). */
+async function alterTopicConfig(topic: string, entries: Record<string, string>): Promise<void> {
+  const kafka = new kafkajs.Kafka({ brokers: testBrokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const safe = { 'cleanup.policy': 'delete', 'retention.ms': '-1', 'retention.bytes': '-1' };
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        {
+          type: kafkajs.ConfigResourceTypes.TOPIC,
+          name: topic,
+          configEntries: Object.entries({ ...safe, ...entries }).map(([name, value]) => ({ name, value })),
+        },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 function writeScratch(name: string, content: string): string {
   const path = join(scratch, name);
   writeFileSync(path, content);
@@ -257,45 +279,56 @@ describe('amendsctl source-load', () => {
 
   it('exits 1 naming the line when the broker rejects a publication', async () => {
     const { manifest, path } = await newSource();
-    // A record larger than the topic's max.message.bytes is refused by the broker, every time.
-    const kafka = new kafkajs.Kafka({ brokers: testBrokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      await admin.alterConfigs({
-        validateOnly: false,
-        resources: [
-          {
-            type: kafkajs.ConfigResourceTypes.TOPIC,
-            name: manifest.source_topic,
-            configEntries: [
-              { name: 'cleanup.policy', value: 'delete' },
-              { name: 'retention.ms', value: '-1' },
-              { name: 'retention.bytes', value: '-1' },
-              { name: 'max.message.bytes', value: '600' },
-            ],
-          },
-        ],
-      });
-    } finally {
-      await admin.disconnect();
-    }
-    const lines = readFileSync(fixtures[0]!, 'utf8').trimEnd().split('\n');
-    const oversized = JSON.parse(lines[0]!);
-    oversized.value.note = 'x'.repeat(1_000);
-    const file = writeScratch(
-      'oversized-first.jsonl',
-      `${[JSON.stringify(oversized), ...lines.slice(1)].join('\n')}\n`,
-    );
-
-    const result = await runAmendsctl(['source-load', '--manifest', path, '--file', file], env);
+    // A record whose create time is older than the broker's clock when it arrives is refused
+    // (INVALID_TIMESTAMP, not retriable): with 0 ms allowed, every record is, since librdkafka
+    // stamps it when queued and sends it a linger later.
+    await alterTopicConfig(manifest.source_topic, { 'message.timestamp.before.max.ms': '0' });
+    const result = await runAmendsctl(['source-load', '--manifest', path, '--file', fixtures[0]!], env);
     expect(result.code).toBe(1);
     expect(isOneLineDiagnostic(result.stderr)).toBe(true);
     expect(result.stderr).toMatch(/^amendsctl source-load: line 1: publication failed: /);
-    // Whatever shared line 1's batch failed with it; anything printed was really written.
+    // Anything printed was really written (here: nothing).
     const printed = result.stdout === '' ? [] : result.stdout.trimEnd().split('\n');
     const [end] = await endOffsets(manifest.source_topic, 2);
     expect(printed).toHaveLength(end!);
+  });
+
+  it('refuses a 3 MB line after two good ones before publishing anything', async () => {
+    const { manifest, path } = await newSource();
+    const lines = readFileSync(fixtures[0]!, 'utf8').trimEnd().split('\n');
+    const huge = JSON.parse(lines[2]!);
+    huge.value.note = 'x'.repeat(3_000_000);
+    const file = writeScratch('huge-third.jsonl', `${[lines[0], lines[1], JSON.stringify(huge)].join('\n')}\n`);
+    const result = await runAmendsctl(['source-load', '--manifest', path, '--file', file], env);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(isOneLineDiagnostic(result.stderr)).toBe(true);
+    expect(result.stderr).toMatch(/^amendsctl source-load: line 3: the encoded record is 300\d{4} bytes /);
+    expect(result.stderr).toContain("the producer's message.max.bytes 1000000");
+    expect(result.stderr).toContain('nothing was published');
+    expect(await endOffsets(manifest.source_topic, 2)).toEqual([0, 0]);
+  });
+
+  it("refuses a line over the topic's own max.message.bytes, naming that limit", async () => {
+    const { manifest, path } = await newSource();
+    await alterTopicConfig(manifest.source_topic, { 'max.message.bytes': '600' });
+    const lines = readFileSync(fixtures[0]!, 'utf8').trimEnd().split('\n');
+    const wide = JSON.parse(lines[1]!);
+    wide.value.note = 'x'.repeat(400);
+    const file = writeScratch('wide-second.jsonl', `${[lines[0], JSON.stringify(wide), lines[2]].join('\n')}\n`);
+    const result = await runAmendsctl(['source-load', '--manifest', path, '--file', file], env);
+    expect(result.code).toBe(1);
+    expect(isOneLineDiagnostic(result.stderr)).toBe(true);
+    expect(result.stderr).toContain('line 2: the encoded record is');
+    expect(result.stderr).toContain(
+      `more than the 503 bytes a record may have (topic ${manifest.source_topic}'s max.message.bytes 600`,
+    );
+    expect(await endOffsets(manifest.source_topic, 2)).toEqual([0, 0]);
+    // Lines within the limit still go through, batched within it.
+    const fits = writeScratch('fits.jsonl', `${lines.slice(0, 5).join('\n')}\n`);
+    const loaded = await runAmendsctl(['source-load', '--manifest', path, '--file', fits], env);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(await endOffsets(manifest.source_topic, 2)).toEqual([5, 0]);
   });
 
   it('treats bad flags as usage errors (exit 2)', async () => {

@@ -6,10 +6,12 @@
  *  1. AMENDS_DATABASE_URL must be set (one line, exit 1, before anything is read);
  *  2. the manifest and the *whole* file are read and validated: an invalid line names its
  *     number and nothing is published;
- *  3. the namespace is registered (migrations are applied on first use);
- *  4. the producer guard of the source incarnation is taken, or the load is refused
+ *  3. the live topic is checked against the manifest (UUID, partition count), and every
+ *     encoded record against the size the topic and the producer accept
+ *     (record-size-limit.ts): an oversized line names its number, nothing is published;
+ *  4. the namespace is registered (migrations are applied on first use);
+ *  5. the producer guard of the source incarnation is taken, or the load is refused
  *     naming its holder; it is held until the producer has fully disconnected;
- *  5. the live topic is checked against the manifest (UUID, partition count);
  *  6. lines are published in file order to their mapped partitions with an idempotent
  *     producer; `line N -> partition P offset O` is printed per line, in file order.
  * A failed or unknown publication exits 1 naming the line; rerunning may redeliver
@@ -23,6 +25,7 @@ import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { describeHolder, ProducerGuard } from '../../io/producer-guard.js';
+import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/source-producer.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
@@ -44,8 +47,9 @@ export const sourceLoadCommand = defineCommand({
   help: `source-load --manifest M --file F [--delivery-timeout-ms 30000]
 
   Validates every line of F first ({"key":{item,location},"value":{…}}, the key a
-  configured stock key); any invalid line: its number and reason, nothing published,
-  exit 1. Then publishes the lines in file order to their mapped partitions (canonical
+  configured stock key, the encoded record within the topic's max.message.bytes and
+  the producer's message.max.bytes); any invalid line: its number and reason, nothing
+  published, exit 1. Then publishes the lines in file order to their mapped partitions (canonical
   JSON key and value, idempotent producer) and prints "line N -> partition P offset O"
   per line. Holds the source's producer guard while publishing: refuses (exit 1) while
   another load or a verify holds it. Needs AMENDS_DATABASE_URL.
@@ -79,6 +83,11 @@ export const sourceLoadCommand = defineCommand({
     const text = await readInputText(file, 'fixture file');
     const lines = encodeFixtureFile(text, manifest.config);
     if (lines.length === 0) throw invalidInput(`fixture file ${file} has no lines: nothing to publish`);
+    // The broker's part of validation, before the database is touched: the live topic and
+    // the size each record may have there.
+    await checkLiveTopic(manifest, brokers);
+    const sizeLimit = await readRecordSizeLimit(brokers, manifest.source_topic);
+    refuseOversizedRecords(lines, sizeLimit);
 
     const applicationName = `amendsctl source-load pid ${process.pid}`;
     const db = await Database.open(databaseUrl, applicationName);
@@ -88,7 +97,14 @@ export const sourceLoadCommand = defineCommand({
       } catch (error) {
         throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
       }
-      await loadUnderGuard(manifest, lines, { databaseUrl, brokers, deliveryTimeoutMs, applicationName }, io);
+      const settings = {
+        databaseUrl,
+        brokers,
+        deliveryTimeoutMs,
+        applicationName,
+        batchSizeBytes: sizeLimit.batchSizeBytes,
+      };
+      await loadUnderGuard(manifest, lines, settings, io);
     } finally {
       await db.close();
     }
@@ -101,6 +117,7 @@ interface LoadSettings {
   brokers: string;
   deliveryTimeoutMs: number;
   applicationName: string;
+  batchSizeBytes: number;
 }
 
 async function loadUnderGuard(
@@ -118,7 +135,6 @@ async function loadUnderGuard(
         `the producer guard of source ${incarnation} is held by ${describeHolder(attempt.holder)}: another load or a verify is running; nothing was published, try again when it has finished`,
       );
     }
-    await checkLiveTopic(manifest, settings.brokers);
     await publishLines(manifest, lines, guard, settings, io);
   } finally {
     // Only now: the producer has fully disconnected (publishLines closes it in its finally).
@@ -148,6 +164,7 @@ async function publishLines(
     brokers: settings.brokers,
     clientId: `amendsctl-source-load-${process.pid}`,
     deliveryTimeoutMs: settings.deliveryTimeoutMs,
+    batchSizeBytes: settings.batchSizeBytes,
   });
   const outcomes: (LineOutcome | undefined)[] = new Array(lines.length).fill(undefined);
   const progress: Progress = createProgress(io, lines.length, 'source-load');
