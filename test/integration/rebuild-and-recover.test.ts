@@ -119,7 +119,9 @@ describe('amendsctl rebuild-create', () => {
       ['rebuild-create', '--manifest', source.manifestPath, '--namespace', rebuildNamespace],
       brokerOnlyEnv,
     );
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toBe(
+      `amendsctl rebuild-create: AMENDS_DATABASE_URL is not set: did not check whether namespace ${rebuildNamespace} is registered already\n`,
+    );
     expect(result.code).toBe(0);
     // Same layout as source-create's, byte for byte, but for the namespace.
     expect(result.stdout).toBe(

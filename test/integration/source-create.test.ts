@@ -9,13 +9,23 @@ import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incarnationFromTopicId } from '../../src/io/topic-incarnation.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
-import { testBrokers, testName } from '../support/endpoints.js';
+import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';
 import { createTestTopic, deleteTestTopics, topicExists } from '../support/kafka-test-tools.js';
 
 const ownTopics = new Set<string>();
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-source-create-'));
 const env = { AMENDS_BROKERS: testBrokers };
+
+/** The one stderr line source-create prints when it has no database to check against. */
+function skippedNote(namespace: string): string {
+  return `amendsctl source-create: AMENDS_DATABASE_URL is not set: did not check whether namespace ${namespace} is registered already\n`;
+}
+
+const sampleLine = {
+  key: { item: 'widget', location: 'berlin' },
+  value: { schema: 1, txn: 'T1', rev: 1, op: 'post', item: 'widget', location: 'berlin', day: '2026-03-02', qty: -30 },
+};
 
 function topicName(): string {
   const topic = testName();
@@ -49,7 +59,7 @@ describe('amendsctl source-create', () => {
     const topic = topicName();
     const namespace = testName();
     const result = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', topic], env);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toBe(skippedNote(namespace));
     expect(result.code).toBe(0);
 
     const manifest = JSON.parse(result.stdout);
@@ -89,7 +99,7 @@ describe('amendsctl source-create', () => {
       ['source-create', '--namespace', 'two-keys', '--topic', topic, '--partitions', '3', '--config', configPath],
       env,
     );
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toBe(skippedNote('two-keys'));
     expect(result.code).toBe(0);
     const manifest = JSON.parse(result.stdout);
     expect(manifest.config).toMatchObject({ partitions: 3, ledger_origin: '2026-01-31', stock_keys: stockKeys });
@@ -163,6 +173,42 @@ describe('amendsctl source-create', () => {
       env,
     );
     expect(badPartitions.code).toBe(2);
+  });
+});
+
+describe('amendsctl source-create with AMENDS_DATABASE_URL set', () => {
+  const withDatabase = { ...env, AMENDS_DATABASE_URL: testDatabaseUrl };
+
+  it('refuses a registered namespace before creating anything, naming manifest-recover', async () => {
+    const first = topicName();
+    const namespace = testName();
+    const created = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', first], withDatabase);
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const manifest = join(scratch, `${namespace}.manifest.json`);
+    writeFileSync(manifest, created.stdout);
+    // source-load registers the namespace (its first use of the database).
+    const fixture = join(scratch, `${namespace}.jsonl`);
+    writeFileSync(fixture, `${JSON.stringify(sampleLine)}\n`);
+    const loaded = await runAmendsctl(['source-load', '--manifest', manifest, '--file', fixture], withDatabase);
+    expect(loaded.code, loaded.stderr).toBe(0);
+
+    const second = topicName();
+    const again = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', second], withDatabase);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(isOneLineDiagnostic(again.stderr), again.stderr).toBe(true);
+    expect(again.stderr).toContain(`namespace ${namespace} is registered already`);
+    expect(again.stderr).toContain(`amendsctl manifest-recover --namespace ${namespace}`);
+    expect(await topicExists(second)).toBe(false);
+  });
+
+  it('creates the topic for a namespace the database does not know, saying nothing on stderr', async () => {
+    const topic = topicName();
+    const result = await runAmendsctl(['source-create', '--namespace', testName(), '--topic', topic], withDatabase);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await topicExists(topic)).toBe(true);
   });
 });
 

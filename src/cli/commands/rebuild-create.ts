@@ -10,13 +10,12 @@
  * the live topic must still be the manifest's incarnation with its partition count; then
  * the manifest is printed in source-create's layout. It creates and writes nothing.
  */
-import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+import { usageError } from '../../domain/amends-error.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
-import { readNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
@@ -53,7 +52,8 @@ export const rebuildCreateCommand = defineCommand({
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const original = await readManifestFile(cli.flags.manifest as string);
     const rebuild = rebuildManifest(original, namespace);
-    if (io.env.AMENDS_DATABASE_URL?.trim()) await refuseRegistered(databaseUrlFrom(io.env), namespace);
+    // A registered NS2 has state of its own: a manifest for it would not start at offset 0.
+    const check = await refuseRegisteredNamespace(io.env, namespace, 'rebuild-create');
     await checkLiveSourceTopic(brokers, `amendsctl-rebuild-create-${process.pid}`, {
       topic: original.source_topic,
       incarnation: original.config.source_incarnation,
@@ -62,29 +62,8 @@ export const rebuildCreateCommand = defineCommand({
       consequence: 'no rebuild manifest printed',
     });
     io.stdout.write(manifestText(rebuild));
+    // Last, so a refusal above stays one line.
+    if (check === 'skipped') io.stderr.write(skippedCheckNote('rebuild-create', namespace));
     return exitCodes.ok;
   },
 });
-
-/** A registered NS2 has state of its own: a manifest for it would not start at offset 0. */
-async function refuseRegistered(databaseUrl: string, namespace: string): Promise<void> {
-  const db = await Database.open(databaseUrl, `amendsctl rebuild-create pid ${process.pid}`).catch((error: unknown) => {
-    const { message } = describeDatabaseError(error, databaseUrl, 'connecting');
-    throw operationalError(
-      `${message}; rebuild-create looks NS2 up only because AMENDS_DATABASE_URL is set: unset it to skip that check`,
-      error,
-    );
-  });
-  try {
-    const existing = await readNamespace(db.pool, namespace).catch((error: unknown) => {
-      throw describeDatabaseError(error, databaseUrl, `looking up namespace ${namespace}`);
-    });
-    if (existing) {
-      throw invalidInput(
-        `namespace ${namespace} is registered already (source topic ${existing.sourceTopic}, ${existing.sourceIncarnation}, since ${existing.createdAt.toISOString()}): it has state of its own; choose a new namespace (amendsctl manifest-recover --namespace ${namespace} prints its manifest)`,
-      );
-    }
-  } finally {
-    await db.close();
-  }
-}

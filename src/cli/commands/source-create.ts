@@ -1,7 +1,8 @@
 /**
  * `amendsctl source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
  * [--config FILE] [--brokers B]` (worker.md §1, cli.md): creates the source topic and prints
- * the manifest. It needs no database.
+ * the manifest. It needs no database; with AMENDS_DATABASE_URL set it refuses a namespace
+ * registered there before creating anything (unregistered-namespace.ts).
  *
  * Order: every flag and the configuration are validated before the broker is touched; an
  * existing topic is refused (never adopted); the topic is created with unlimited
@@ -28,6 +29,7 @@ import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/safe-topic.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readInputText } from '../input-files.js';
@@ -47,7 +49,9 @@ export const sourceCreateCommand = defineCommand({
   Creates the source topic T (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1),
   reads back its UUID as the source incarnation, and prints the manifest
   {"source_topic": T, "config": {…}} as JSON on stdout. Refuses a topic that already
-  exists. Needs no database.
+  exists. Needs no database; when AMENDS_DATABASE_URL is set, it first refuses (exit 1)
+  a namespace that is registered there already, and without it says on stderr that
+  this check was skipped.
 
   Flags
     --namespace NS            namespace name, [a-z0-9][a-z0-9-]{0,62} (required)
@@ -87,6 +91,9 @@ export const sourceCreateCommand = defineCommand({
         ? defaultConfigFile
         : parseConfigFile(await readConfigJson(cli.flags.config), partitions, `config file ${cli.flags.config}`);
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    // Before anything is created: a registered name would give a manifest every later
+    // command refuses (its config digest is not the registered one).
+    const check = await refuseRegisteredNamespace(io.env, namespace, 'source-create');
 
     const description = await withKafkaAdmin(brokers, `amendsctl-source-create-${process.pid}`, (admin) =>
       createSafeTopic(admin, { topic, partitions, replicationFactor, command: 'source-create', consequence: '' }),
@@ -107,6 +114,8 @@ export const sourceCreateCommand = defineCommand({
       },
     });
     io.stdout.write(manifestText(manifest));
+    // Last, so a refusal above stays one line.
+    if (check === 'skipped') io.stderr.write(skippedCheckNote('source-create', namespace));
     return exitCodes.ok;
   },
 });
