@@ -3,6 +3,7 @@
  * `run` returns the exit code; errors thrown as AmendsError are mapped in exit.ts.
  */
 import type { AnyFlags, Result } from 'meow';
+import type { ClosedStdout } from './closed-pipe.js';
 
 export interface CommandIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -17,6 +18,8 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   /** Full help: usage line, what it does, flags, an example. */
   help: string;
   flags: F;
+  /** When stdout closes under it (closed-pipe.ts); default `exit`. */
+  closedStdout?: ClosedStdout;
   run(cli: Result<F>, io: CommandIo): Promise<number>;
 }
 

@@ -4,6 +4,7 @@
  * runs it, and turns any failure into a one-line diagnostic and an exit code.
  */
 import meow from 'meow';
+import { watchClosedPipes } from './closed-pipe.js';
 import type { Command, CommandIo } from './command.js';
 import { diagnosticFor, exitCodeFor, exitCodes } from './exit.js';
 
@@ -23,6 +24,7 @@ function listing(exe: Executable): string {
 }
 
 export async function runExecutable(exe: Executable, argv: string[], io: CommandIo): Promise<number> {
+  const setClosedStdout = watchClosedPipes(io.stdout, io.stderr);
   const first = argv[0];
   if (first === undefined || first === '--help' || first === '-h') {
     io.stdout.write(`\n${listing(exe)}\n\n`);
@@ -91,6 +93,7 @@ export async function runExecutable(exe: Executable, argv: string[], io: Command
     io.stderr.write(`${exe.program} ${command.name}: missing required flag ${names}\n${help}\n`);
     return exitCodes.usage;
   }
+  setClosedStdout(command.closedStdout ?? 'exit');
   try {
     return await command.run(cli as never, io);
   } catch (error) {

@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
 import {
   isOneLineDiagnostic,
+  pipeInto,
   type ProcessResult,
   repoRoot,
   requireBuild,
@@ -167,6 +168,10 @@ describe('amendsctl rebuild-create', () => {
       expect(a.split('\n').length).toBeGreaterThan(10);
       expect(b).toBe(a);
     }
+    // A reader that never reads ends export quietly (closed-pipe.ts): no trace, exit 141.
+    const piped = pipeInto(['export', '--manifest', source.manifestPath, '--what', 'decisions'], 'true', workerEnv);
+    expect(piped.stderr).toBe('');
+    expect(piped.status).toBe('status 141 0');
     // The verifier PASSes both, each against the oracle over the same source records (no
     // output binding here: the source side is compared, and the reasons say the rest is not).
     for (const manifestPath of [source.manifestPath, rebuildPath]) {

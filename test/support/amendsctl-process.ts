@@ -2,7 +2,7 @@
  * Runs the built `amendsctl` (bin/amendsctl → dist/) as a child process, the way a user
  * does, and returns its exit code and output. It runs what `npm run build` last built.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,4 +65,24 @@ export function runAmendsctl(args: string[], env: Record<string, string> = {}): 
 export function isOneLineDiagnostic(stderr: string): boolean {
   const lines = stderr.split('\n').filter((l) => l !== '');
   return lines.length === 1 && !/^\s+at /m.test(stderr);
+}
+
+/** Runs `amendsctl ARGS | READER` in bash with pipefail; returns the pipeline's statuses and stderr. */
+export function pipeInto(args: string[], reader: string, env: Record<string, string> = {}) {
+  const quoted = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const result = spawnSync(
+    'bash',
+    ['--norc', '--noprofile', '-c', `./bin/amendsctl ${quoted} | ${reader}; echo "status \${PIPESTATUS[*]}" >&2`],
+    {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      encoding: 'utf8',
+      // stdin not a socket: Debian's bash reads ~/.bashrc when it is (as under rshd).
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 45_000,
+    },
+  );
+  const lines = result.stderr.trimEnd().split('\n');
+  const status = lines.pop() ?? '';
+  return { status, stderr: lines.join('\n'), stdout: result.stdout };
 }

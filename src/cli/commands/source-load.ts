@@ -62,6 +62,8 @@ export const sourceLoadCommand = defineCommand({
 
   Example
     $ amendsctl source-load --manifest demo-1.manifest.json --file fixtures/before.jsonl`,
+  // Publishing is the work, the printed coordinates only its report (closed-pipe.ts).
+  closedStdout: 'continue',
   flags: {
     manifest: { type: 'string' },
     file: { type: 'string' },

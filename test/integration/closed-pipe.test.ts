@@ -1,0 +1,66 @@
+/**
+ * A reader that stops reading (`| head -1`, `| true`) ends a command quietly, as Unix tools
+ * end: no stack trace, no diagnostic, exit 141 (128 + SIGPIPE) under `set -o pipefail`
+ * (closed-pipe.ts). simulate needs neither broker nor database; export's case is in
+ * rebuild-and-recover.test.ts, where a namespace with decisions exists.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { pipeInto, requireBuild } from '../support/amendsctl-process.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'amends-test-closed-pipe-'));
+const manifest = {
+  source_topic: 'closed-pipe',
+  config: {
+    namespace: 'closed-pipe',
+    schema_version: 1,
+    ledger_origin: '2026-03-01',
+    partitions: 1,
+    stock_keys: [{ item: 'widget', location: 'berlin', partition: 0, opening: 100, threshold: 20 }],
+    source_incarnation: `kafka:${'0123456789abcdef'.repeat(2)}`,
+  },
+};
+
+let manifestPath: string;
+let recordsPath: string;
+
+beforeAll(() => {
+  requireBuild();
+  manifestPath = join(scratch, 'manifest.json');
+  writeFileSync(manifestPath, JSON.stringify(manifest));
+  // 20,000 posts: far more output than a pipe buffers, so the writer meets the closed end.
+  const lines = Array.from({ length: 20_000 }, (_, i) =>
+    JSON.stringify({
+      key: { item: 'widget', location: 'berlin' },
+      value: {
+        schema: 1,
+        txn: `T${i}`,
+        rev: 1,
+        op: 'post',
+        item: 'widget',
+        location: 'berlin',
+        day: '2026-03-02',
+        qty: 1,
+      },
+    }),
+  );
+  recordsPath = join(scratch, 'records.jsonl');
+  writeFileSync(recordsPath, `${lines.join('\n')}\n`);
+});
+
+describe('a closed stdout', () => {
+  it('ends simulate | head -1 quietly with 141 after the first line', () => {
+    const result = pipeInto(['simulate', '--manifest', manifestPath, '--file', recordsPath], 'head -1');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe('status 141 0');
+    expect(result.stdout).toMatch(/^\{"type":"decision","partition":0,"offset":0,.*\}\n$/);
+  });
+
+  it('ends simulate | true (a reader that never reads) quietly', () => {
+    const result = pipeInto(['simulate', '--manifest', manifestPath, '--file', recordsPath], 'true');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe('status 141 0');
+  });
+});
