@@ -10,6 +10,9 @@
  * transaction that first takes a transaction-level advisory lock (released by COMMIT or
  * ROLLBACK, even if the process dies), then re-reads the applied versions under the lock,
  * so exactly one process applies each version and the other sees it applied.
+ *
+ * Read-only commands (inspect, export, tui) never migrate: `requireCurrentSchema` only says
+ * what is missing and which command creates it.
  */
 import type pg from 'pg';
 import { operationalError } from '../domain/amends-error.js';
@@ -103,5 +106,26 @@ export async function applyMigrations(client: pg.ClientBase): Promise<number[]> 
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;
+  }
+}
+
+/** What a read-only command says when the schema is not there yet: it must not create it itself. */
+const migrateAdvice =
+  'run amends worker or amendsctl source-load with this manifest first, which create and migrate it (inspect, export and tui never change the database)';
+
+/**
+ * For the read-only commands: the schema must exist and be exactly what this amends knows.
+ * Nothing is created or migrated, not even the ledger table; a newer or diverged schema is
+ * refused as `applyMigrations` refuses it. `database` names it in the diagnostic (host:port/name).
+ */
+export async function requireCurrentSchema(client: pg.ClientBase, database: string): Promise<void> {
+  const applied = await appliedVersions(client);
+  if (!applied) throw operationalError(`the database ${database} has no amends schema yet: ${migrateAdvice}`);
+  const todo = pending(applied);
+  if (todo.length > 0) {
+    const missing = todo.map((m) => `${m.version} (${m.name})`).join(', ');
+    throw operationalError(
+      `the database ${database} lacks schema migration${todo.length > 1 ? 's' : ''} ${missing} of this amends (it has ${applied.size} of ${migrations.length}): ${migrateAdvice}`,
+    );
   }
 }

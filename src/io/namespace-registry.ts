@@ -1,7 +1,8 @@
 /**
  * The namespace registry (worker.md §1). The first process that uses the database for a
  * namespace registers its manifest; every later one must bring a manifest with the same
- * configuration digest, or it refuses to run.
+ * configuration digest, or it refuses to run. The read-only commands (inspect, export, tui)
+ * only read it: they must not create a namespace nobody asked for.
  */
 import { invalidInput } from '../domain/amends-error.js';
 import { configDigest, type Manifest, type NamespaceConfig } from '../domain/config.js';
@@ -66,6 +67,28 @@ export async function registerNamespace(db: Queryable, manifest: Manifest): Prom
     // Deleted between our INSERT and SELECT: nothing in amends deletes namespaces.
     throw invalidInput(`namespace ${config.namespace} vanished while registering it: run the command again`);
   }
+  refuseOtherManifest(existing, manifest);
+  return 'unchanged';
+}
+
+/**
+ * The read-only counterpart of `registerNamespace` (inspect, export, tui): the manifest's
+ * namespace as registered, or undefined when it is not; it never inserts. A registered row
+ * is compared with the manifest exactly as registration compares it.
+ */
+export async function readRegisteredNamespace(
+  db: Queryable,
+  manifest: Manifest,
+): Promise<RegisteredNamespace | undefined> {
+  const existing = await readNamespace(db, manifest.config.namespace);
+  if (existing) refuseOtherManifest(existing, manifest);
+  return existing;
+}
+
+/** A registered namespace accepts only the manifest it was registered with (digest and topic). */
+function refuseOtherManifest(existing: RegisteredNamespace, manifest: Manifest): void {
+  const { config } = manifest;
+  const digest = configDigest(config);
   if (existing.configDigest !== digest) {
     throw invalidInput(
       `namespace ${config.namespace} is registered with config digest ${existing.configDigest}, but this manifest's config digest is ${digest}: use the manifest saved when the namespace was created (amendsctl manifest-recover --namespace ${config.namespace} rebuilds it), or choose a new namespace`,
@@ -76,5 +99,4 @@ export async function registerNamespace(db: Queryable, manifest: Manifest): Prom
       `namespace ${config.namespace} is registered for source topic ${existing.sourceTopic}, but this manifest names ${manifest.source_topic}`,
     );
   }
-  return 'unchanged';
 }

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { AmendsError, operationalError } from '../domain/amends-error.js';
-import { applyMigrations } from './migrations.js';
+import { applyMigrations, requireCurrentSchema } from './migrations.js';
 
 /**
  * Session limits (worker.md §5): a frozen process may not hold a row lock or an open
@@ -88,6 +88,24 @@ export function describeDatabaseError(error: unknown, url: string, doing: string
   return operationalError(`database ${target}: ${doing} failed: ${message}${sqlState}`, error);
 }
 
+/**
+ * The URL with `-c default_transaction_read_only=on` added to its `options`, in the startup
+ * packet: it holds from the first statement, and a URL's own options (a search_path) stay,
+ * where a separate `options` setting would be overridden by the URL's. An unparseable URL is
+ * returned as it is, for pg to report.
+ */
+function readOnlySessionUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const own = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', `${own ? `${own} ` : ''}-c default_transaction_read_only=on`);
+  return parsed.toString();
+}
+
 /** Something that runs queries: a pool, a pooled client or a dedicated client. */
 export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.ClientBase, 'query'>;
 
@@ -101,10 +119,30 @@ export class Database {
    * Connects, checks the database answers, and applies pending migrations (migrations.ts)
    * before anything else touches the schema.
    */
-  static async open(url: string, applicationName: string): Promise<Database> {
+  static open(url: string, applicationName: string): Promise<Database> {
+    return Database.connect(url, applicationName, applyMigrations, 'applying the schema migrations');
+  }
+
+  /**
+   * For the read-only commands (inspect, export, tui): the schema must already be current,
+   * nothing is migrated (migrations.ts: requireCurrentSchema), and every session is read-only,
+   * so a write that slipped into their queries fails instead of changing the database.
+   */
+  static openReadOnly(url: string, applicationName: string): Promise<Database> {
+    const current = (client: pg.PoolClient) => requireCurrentSchema(client, databaseTarget(url));
+    return Database.connect(url, applicationName, current, 'checking the schema', readOnlySessionUrl(url));
+  }
+
+  private static async connect(
+    url: string,
+    applicationName: string,
+    prepare: (client: pg.PoolClient) => Promise<unknown>,
+    preparing: string,
+    sessionUrl = url,
+  ): Promise<Database> {
     let pool: pg.Pool;
     try {
-      pool = new pg.Pool({ ...sessionConfig(url, applicationName), max: poolSizeMax });
+      pool = new pg.Pool({ ...sessionConfig(sessionUrl, applicationName), max: poolSizeMax });
     } catch (error) {
       throw describeDatabaseError(error, url, 'configuring the connection');
     }
@@ -119,14 +157,14 @@ export class Database {
       throw describeDatabaseError(error, url, 'connecting');
     }
     try {
-      await applyMigrations(client);
+      await prepare(client);
       client.release();
     } catch (error) {
       // Release before end(): pool.end() waits for checked-out clients. `true` discards the
       // connection, whatever state the failure left it in.
       client.release(true);
       await pool.end().catch(() => {});
-      throw describeDatabaseError(error, url, 'applying the schema migrations');
+      throw describeDatabaseError(error, url, preparing);
     }
     return new Database(pool, url);
   }

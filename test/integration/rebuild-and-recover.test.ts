@@ -9,7 +9,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readManifestFile } from '../../src/cli/input-files.js';
 import type { Manifest } from '../../src/domain/config.js';
+import { registerNamespace } from '../../src/io/namespace-registry.js';
 import {
   isOneLineDiagnostic,
   pipeInto,
@@ -57,9 +59,12 @@ async function refusal(args: string[], env?: Record<string, string>): Promise<{ 
   return { code: result.code, line: result.stderr.split('\n', 1)[0] ?? '' };
 }
 
-/** `export` registers the manifest's namespace (worker.md §1), as any first use does. */
+/**
+ * Registers the manifest's namespace as a worker's or source-load's first use does
+ * (worker.md §1); the read-only commands (inspect, export) no longer register anything.
+ */
 async function register(manifestPath: string): Promise<void> {
-  await amendsctl(['export', '--manifest', manifestPath, '--what', 'decisions']);
+  await registerNamespace(probe.pool, await readManifestFile(manifestPath));
 }
 
 /** Deletes the topic and waits until the broker has forgotten it. */

@@ -48,7 +48,7 @@ beforeAll(async () => {
     stories.map((f) => readFileSync(fixture(f), 'utf8')).join(''),
   );
   ends = await loadFile(source, all);
-  // Registers the namespace (as every command does first), so the test can hold its rows.
+  // source-load registered the namespace; inspect only checks that it is (it never registers).
   await amendsctl(['inspect', '--manifest', source.manifestPath]);
 });
 

@@ -6,11 +6,11 @@
  */
 import { usageError } from '../../domain/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../io/export-queries.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
 import { exportViewLines } from '../../io/output-view.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { databaseUrlFrom } from '../../io/postgres.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 const exporters = {
   decisions: exportDecisionLines,
@@ -29,7 +29,8 @@ export const exportCommand = defineCommand({
   output versions by (item, location, day, version), the view (\`amends view\`: the
   highest version per (item, location, day), retractions included) by (item, location,
   day), quarantine by (partition, offset) with the raw key and value bytes in base64. Decision and output lines are byte for byte
-  what \`amendsctl simulate\` prints for the same records. Needs AMENDS_DATABASE_URL.
+  what \`amendsctl simulate\` prints for the same records. Needs AMENDS_DATABASE_URL and
+  a namespace registered there (by amends worker or amendsctl source-load): export only reads.
 
   Flags
     --manifest M   the namespace's manifest (required)
@@ -50,13 +51,10 @@ export const exportCommand = defineCommand({
     const databaseUrl = databaseUrlFrom(io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
-    const db = await Database.open(databaseUrl, `amendsctl export pid ${process.pid}`);
+    // Read-only: an unregistered namespace is refused, never registered; a manifest whose
+    // digest differs from the registered one is refused too (worker.md §1).
+    const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl export');
     try {
-      // Every process that uses the database for a namespace registers it (worker.md §1):
-      // a manifest whose digest differs from the registered one is refused there.
-      await registerNamespace(db.pool, manifest).catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
-      });
       const lines = exporters[what as What](db.pool, namespace);
       let chunk = '';
       for await (const line of lines) {

@@ -1,21 +1,36 @@
 /**
  * `amendsctl inspect --manifest M [--json] [--recent N]` (transport.md, Inspection): each
  * partition's epoch, frontier, broker end and lag, last committed work; counts by outcome,
- * outputs, quarantine, outbox, workers and recent decisions. The broker part is optional:
- * when it cannot be reached, `end` and `lag` are null and the rest is still shown.
+ * outputs, quarantine, outbox, workers and recent decisions. Read-only: an unregistered
+ * namespace or an absent or old schema is a one-line error (read-only-namespace.ts).
+ *
+ * The broker part is optional and judged (topic-ends-observation.ts): `source.status` says
+ * whether the ends are the namespace's topic's (ok), or why not (unreachable, topic missing,
+ * recreated, partitions added); only with ok are `end` and `lag` shown, else they are null.
  */
 import { usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/inspect-queries.js';
-import { withKafkaAdmin } from '../../io/kafka-admin.js';
+import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka-admin.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import {
+  type ExpectedTopic,
+  type ObservationTimeouts,
+  observeTopicEnds,
+  type TopicEndsObservation,
+} from '../../io/topic-ends-observation.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { openRegisteredNamespace } from '../read-only-namespace.js';
 
-/** The broker is asked briefly: inspection must answer even when it is down. */
-const brokerTimeoutMs = 3_000;
+/**
+ * The first request connects a fresh admin client: bootstrap, then a second connection to
+ * the broker the metadata names, which librdkafka opens on its 1 s timer. On a loaded 2-core
+ * machine that took over 3 s in 2 of 20 runs (the old single 3 s budget, reported as
+ * "broker unreachable"). An unreachable broker therefore costs about 10 s.
+ */
+const brokerTimeouts: ObservationTimeouts = { firstMs: adminRequestTimeoutMs, nextMs: 5_000 };
 
 export const inspectCommand = defineCommand({
   name: 'inspect',
@@ -28,6 +43,12 @@ export const inspectCommand = defineCommand({
   and lag per output partition (when bound), the processes seen with
   their last heartbeat and actor states, and the last N decisions. --json prints one
   JSON document. Needs AMENDS_DATABASE_URL; the broker is optional.
+
+  The source topic's status is one line (JSON: "source"): ok, unreachable, topic_missing,
+  incarnation_changed (deleted and recreated: another UUID) or partitions_changed; end
+  and lag are shown only when it is ok. inspect only reads: a namespace that is not
+  registered, or a database without the current amends schema, is a one-line error
+  (amends worker or amendsctl source-load registers and migrates).
 
   Flags
     --manifest M   the namespace's manifest (required)
@@ -53,62 +74,71 @@ export const inspectCommand = defineCommand({
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
-    const db = await Database.open(databaseUrl, `amendsctl inspect pid ${process.pid}`);
+    const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl inspect');
     let store: StoreInspection;
     try {
-      await registerNamespace(db.pool, manifest).catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
-      });
       store = await inspectStore(db.pool, namespace, recent).catch((error: unknown) => {
         throw describeDatabaseError(error, databaseUrl, `inspecting namespace ${namespace}`);
       });
     } finally {
       await db.close();
     }
-    const [ends = null, viewEnds = null] = await brokerEnds(brokers, [
-      { topic: manifest.source_topic, partitions: manifest.config.partitions },
-      ...(store.view === null ? [] : [{ topic: store.view.output_topic, partitions: store.view.partitions.length }]),
-    ]);
-    const document = inspectionDocument(manifest, store, ends, viewEnds);
-    io.stdout.write(json ? `${JSON.stringify(document)}\n` : renderInspection(document, ends === null));
+    const { source, output } = await observeEnds(
+      brokers,
+      {
+        topic: manifest.source_topic,
+        incarnation: manifest.config.source_incarnation,
+        partitions: manifest.config.partitions,
+        expectedBy: 'the manifest',
+      },
+      store.view && {
+        topic: store.view.output_topic,
+        incarnation: store.view.incarnation,
+        partitions: store.view.partitions.length,
+        expectedBy: 'the output binding',
+      },
+    );
+    const document = inspectionDocument(manifest, store, source, output);
+    io.stdout.write(json ? `${JSON.stringify(document)}\n` : renderInspection(document));
     return 0;
   },
 });
 
-/**
- * The read-committed end of each partition of each topic, through one admin client; a topic
- * whose ends cannot be read (broker down, slow) gets null instead of failing the inspection.
- */
-async function brokerEnds(
+/** Both topics' judged ends, through one admin client; never throws (the broker is optional). */
+async function observeEnds(
   brokers: string,
-  topics: { topic: string; partitions: number }[],
-): Promise<(Map<number, number> | null)[]> {
+  source: ExpectedTopic,
+  output: ExpectedTopic | null,
+): Promise<{ source: TopicEndsObservation; output: TopicEndsObservation | null }> {
   try {
-    return await withKafkaAdmin(brokers, `amendsctl-inspect-${process.pid}`, (admin) =>
-      Promise.all(
-        topics.map(({ topic, partitions }) =>
-          admin
-            .listOffsets(
-              topic,
-              Array.from({ length: partitions }, (_, p) => p),
-              'read-committed-end',
-              brokerTimeoutMs,
-            )
-            .catch(() => null),
-        ),
-      ),
-    );
-  } catch {
-    return topics.map(() => null);
+    return await withKafkaAdmin(brokers, `amendsctl-inspect-${process.pid}`, async (admin) => {
+      const [s, o] = await Promise.all([
+        observeTopicEnds(admin, source, brokerTimeouts),
+        output && observeTopicEnds(admin, output, brokerTimeouts),
+      ]);
+      return { source: s, output: o };
+    });
+  } catch (error) {
+    // Only the client's creation can throw here (e.g. a malformed --brokers list).
+    const detail = error instanceof Error ? error.message : String(error);
+    const failed: TopicEndsObservation = { status: 'unreachable', detail, ends: null };
+    return { source: failed, output: output && failed };
   }
+}
+
+/** `source` and `view.output_status` of the document: the status without the ends. */
+function statusOf(observation: TopicEndsObservation) {
+  return { status: observation.status, detail: observation.detail };
 }
 
 export function inspectionDocument(
   manifest: Manifest,
   store: StoreInspection,
-  ends: Map<number, number> | null,
-  viewEnds: Map<number, number> | null = null,
+  source: TopicEndsObservation,
+  output: TopicEndsObservation | null = null,
 ) {
+  const ends = source.ends;
+  const viewEnds = output?.ends ?? null;
   const byPartition = new Map(store.partitions.map((p) => [p.partition, p]));
   const partitions = Array.from({ length: manifest.config.partitions }, (_, partition) => {
     const row = byPartition.get(partition);
@@ -128,6 +158,7 @@ export function inspectionDocument(
     namespace: manifest.config.namespace,
     source_topic: manifest.source_topic,
     source_incarnation: manifest.config.source_incarnation,
+    source: statusOf(source),
     partitions,
     counts: store.counts,
     outputs: store.outputs,
@@ -140,6 +171,7 @@ export function inspectionDocument(
         : {
             output_topic: store.view.output_topic,
             incarnation: store.view.incarnation,
+            output_status: output === null ? null : statusOf(output),
             partitions: store.view.partitions.map((p) => {
               const end = viewEnds?.get(p.partition) ?? null;
               return {
@@ -170,10 +202,16 @@ function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
-function renderInspection(d: InspectionDocument, brokerDown: boolean): string {
+/** One line: `ok`, or the status, what is wrong, and that the broker's numbers are withheld. */
+function statusLine(label: string, s: { status: string; detail: string | null }): string {
+  if (s.status === 'ok') return `${label} ok`;
+  return `${label} ${s.status}: ${s.detail ?? '?'}; end and lag not shown`;
+}
+
+function renderInspection(d: InspectionDocument): string {
   const out: string[] = [];
   out.push(`namespace ${d.namespace}  source ${d.source_topic} (${d.source_incarnation})`);
-  if (brokerDown) out.push('broker unreachable: end and lag unknown');
+  out.push(statusLine('source topic', d.source));
   out.push('');
   out.push(
     table(
@@ -210,6 +248,7 @@ function renderInspection(d: InspectionDocument, brokerDown: boolean): string {
   else {
     out.push('');
     out.push(`view of ${d.view.output_topic} (${d.view.incarnation})`);
+    if (d.view.output_status !== null) out.push(statusLine('output topic', d.view.output_status));
     out.push(
       table(
         ['partition', 'frontier', 'end', 'lag', 'applied', 'stale', 'duplicate'],

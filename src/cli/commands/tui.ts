@@ -2,8 +2,9 @@
  * `amends tui --manifest M [--brokers B]`: the dashboard of a whole namespace
  * (quality.md "Dashboard"). Every process of the namespace is shown from PostgreSQL (its
  * heartbeat row and the inspection queries) and the broker's ends, polled by
- * src/io/dashboard-feed.ts into the store that the ink components read. Read-only apart
- * from registering the namespace, as `amendsctl inspect` does. q or Ctrl-C exits 0.
+ * src/io/dashboard-feed.ts into the store that the ink components read. Read-only, as
+ * `amendsctl inspect`: an unregistered namespace or an old schema is a one-line error
+ * (read-only-namespace.ts). q or Ctrl-C exits 0.
  */
 import pg from 'pg';
 import { operationalError, usageError } from '../../domain/amends-error.js';
@@ -11,8 +12,7 @@ import type { Manifest } from '../../domain/config.js';
 import { DashboardFeed } from '../../io/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../io/dashboard-feed-local.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError, sessionConfig } from '../../io/postgres.js';
+import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/postgres.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
 // ink and react load only when a dashboard is drawn: every amends process imports this module,
 // and they cost about a second of start-up (the supervised restart of a worker waits for it).
@@ -20,6 +20,7 @@ import type { RunningDashboard } from '../../tui/run-dashboard.js';
 import type { LocalSummary } from '../../tui/worker-report.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 export const tuiCommand = defineCommand({
   name: 'tui',
@@ -31,7 +32,8 @@ export const tuiCommand = defineCommand({
   age), decisions by outcome, quarantine, outbox and the recent decisions, refreshed about
   every 0.75 s from PostgreSQL's heartbeat and inspection rows and the broker's ends.
   Keys: q quit, ↑/↓ select a partition (its statechart path and context), ? help.
-  Needs a terminal and AMENDS_DATABASE_URL; the broker is optional.
+  Needs a terminal and AMENDS_DATABASE_URL with the namespace registered (by amends worker
+  or amendsctl source-load: tui only reads); the broker is optional.
 
   Flags
     --manifest M   the namespace's manifest (required)
@@ -52,11 +54,8 @@ export const tuiCommand = defineCommand({
       throw operationalError('amends tui draws on a terminal: run it in one (amendsctl inspect prints the same data)');
     }
     const namespace = manifest.config.namespace;
-    const db = await Database.open(databaseUrl, `amends tui pid ${process.pid}`);
+    const db = await openRegisteredNamespace(databaseUrl, manifest, 'amends tui');
     try {
-      await registerNamespace(db.pool, manifest).catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
-      });
       const store = new DashboardStore({
         header: {
           mode: 'tui',

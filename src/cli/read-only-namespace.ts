@@ -1,0 +1,34 @@
+/**
+ * How the read-only commands (inspect, export, tui) open the database of a namespace: no
+ * migration, no registration, read-only sessions. Looking at something must not create it:
+ * an inspect with a mistyped manifest would otherwise register a namespace (or migrate a
+ * database) that nobody asked for, and every later command would then accept it.
+ */
+import { invalidInput } from '../domain/amends-error.js';
+import type { Manifest } from '../domain/config.js';
+import { readRegisteredNamespace } from '../io/namespace-registry.js';
+import { Database, databaseTarget, describeDatabaseError } from '../io/postgres.js';
+
+/** The open database, once the manifest's namespace is known there with this manifest. */
+export async function openRegisteredNamespace(
+  databaseUrl: string,
+  manifest: Manifest,
+  command: string,
+): Promise<Database> {
+  const namespace = manifest.config.namespace;
+  const db = await Database.openReadOnly(databaseUrl, `${command} pid ${process.pid}`);
+  try {
+    const registered = await readRegisteredNamespace(db.pool, manifest).catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
+    });
+    if (!registered) {
+      throw invalidInput(
+        `namespace ${namespace} is not registered in the database ${databaseTarget(databaseUrl)}: ${command} registers nothing; amends worker or amendsctl source-load with this manifest registers it (or check AMENDS_DATABASE_URL and the manifest)`,
+      );
+    }
+    return db;
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
