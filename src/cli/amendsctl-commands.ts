@@ -1,4 +1,5 @@
 import type { Command } from './command.js';
+import { completionCommand } from './commands/completion.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
 import { manifestRecoverCommand } from './commands/manifest-recover.js';
@@ -21,4 +22,5 @@ export const amendsctlCommands: Command[] = [
   exportCommand as Command,
   verifyCommand as Command,
   showcaseCommand as Command,
+  completionCommand as Command,
 ];

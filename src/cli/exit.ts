@@ -20,9 +20,14 @@ export function exitCodeFor(error: unknown): number {
 
 /** One line, never a stack trace: the user reads this. */
 export function diagnosticFor(program: string, error: unknown): string {
-  if (error instanceof AmendsError) return `${program}: ${firstLine(error.message)}`;
+  return `${program}: ${failureLine(error)}`;
+}
+
+/** What went wrong in one line, without the program's name (verify --json's ERROR reason). */
+export function failureLine(error: unknown): string {
+  if (error instanceof AmendsError) return firstLine(error.message);
   const message = error instanceof Error ? error.message : String(error);
-  return `${program}: unexpected failure: ${firstLine(message)}`;
+  return `unexpected failure: ${firstLine(message)}`;
 }
 
 function firstLine(s: string): string {

@@ -1,13 +1,31 @@
 /**
  * Reading the files a command is pointed at (manifest, fixture or simulation input).
  * Every failure is one line naming the file, as an invalid-input error (exit 1).
+ * The path `-` is standard input (as for cat and kcat), readable once per process.
  */
 import { readFile } from 'node:fs/promises';
-import { invalidInput } from '../domain/amends-error.js';
+import { invalidInput, usageError } from '../domain/amends-error.js';
 import { type Manifest, parseManifest } from '../domain/config.js';
 import { decodeUtf8 } from '../domain/strict-json.js';
 
+export const standardInputPath = '-';
+let standardInputRead = false;
+
+/** How diagnostics name a path: `-` is "standard input". */
+export function inputName(path: string): string {
+  return path === standardInputPath ? 'standard input' : path;
+}
+
+async function readStandardInput(what: string): Promise<Uint8Array> {
+  if (standardInputRead) throw usageError(`${what}: standard input was read already: only one file may be -`);
+  standardInputRead = true;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
 export async function readInputBytes(path: string, what: string): Promise<Uint8Array> {
+  if (path === standardInputPath) return readStandardInput(what);
   try {
     return await readFile(path);
   } catch (error) {
@@ -22,17 +40,26 @@ export async function readInputBytes(path: string, what: string): Promise<Uint8A
 /** The file as UTF-8 text; invalid UTF-8 is an error (never replaced with U+FFFD). */
 export async function readInputText(path: string, what: string): Promise<string> {
   const text = decodeUtf8(await readInputBytes(path, what));
-  if (text === undefined) throw invalidInput(`${what} ${path}: not valid UTF-8`);
+  if (text === undefined) throw invalidInput(`${what} ${inputName(path)}: not valid UTF-8`);
   return text;
 }
 
-export async function readManifestFile(path: string): Promise<Manifest> {
-  const text = await readInputText(path, 'manifest');
-  let value: unknown;
+/**
+ * A JSON file's value; not JSON is one line naming the file. V8's message quotes the start
+ * of the text, newlines included, which the one-line diagnostic would cut mid-quote: control
+ * characters are escaped as in JSON.
+ */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
+  const text = await readInputText(path, what);
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
-    throw invalidInput(`manifest ${path}: not valid JSON (${(error as Error).message})`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped here
+    const reason = (error as Error).message.replace(/[\u0000-\u001f]/g, (c) => JSON.stringify(c).slice(1, -1));
+    throw invalidInput(`${what} ${inputName(path)}: not valid JSON (${reason})`);
   }
-  return parseManifest(value, `manifest ${path}`);
+}
+
+export async function readManifestFile(path: string): Promise<Manifest> {
+  return parseManifest(await readJsonFile(path, 'manifest'), `manifest ${inputName(path)}`);
 }

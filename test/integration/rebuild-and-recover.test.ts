@@ -14,8 +14,8 @@ import type { Manifest } from '../../src/domain/config.js';
 import { registerNamespace } from '../../src/io/namespace-registry.js';
 import {
   isOneLineDiagnostic,
-  pipeInto,
   type ProcessResult,
+  pipeInto,
   repoRoot,
   requireBuild,
   runAmendsctl,

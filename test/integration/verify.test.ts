@@ -238,6 +238,17 @@ describe('amendsctl verify', () => {
       expect(isOneLineDiagnostic(gaveUp.stderr), gaveUp.stderr).toBe(true);
       expect(gaveUp.stderr).toContain('"verify-test holder"');
       expect(gaveUp.stdout).toBe('');
+      // With --json the same refusal is also a document (cli.md): verdict ERROR, the reason.
+      const gaveUpJson = await runAmendsctl(['verify', '--manifest', source.manifestPath, '--wait', '1', '--json'], {
+        ...transportEnv,
+      });
+      expect(gaveUpJson.code).toBe(1);
+      expect(isOneLineDiagnostic(gaveUpJson.stderr), gaveUpJson.stderr).toBe(true);
+      expect(JSON.parse(gaveUpJson.stdout)).toEqual({
+        verdict: 'ERROR',
+        reasons: [gaveUpJson.stderr.trimEnd().replace(/^amendsctl verify: /, '')],
+      });
+      expect(gaveUpJson.stdout).toContain('verify-test holder');
 
       waiting = startVerify(source);
       await probe.until(

@@ -15,7 +15,7 @@
  * manifest-recover print the same layout. Its digest does not depend on this layout: it is
  * computed over the canonical JSON of `config` (domain.md §1).
  */
-import { invalidInput, usageError } from '../../domain/amends-error.js';
+import { usageError } from '../../domain/amends-error.js';
 import {
   type ConfigFile,
   defaultConfigFile,
@@ -32,7 +32,7 @@ import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/s
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
-import { readInputText } from '../input-files.js';
+import { readJsonFile } from '../input-files.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
@@ -65,17 +65,17 @@ export const sourceCreateCommand = defineCommand({
   Example
     $ amendsctl source-create --namespace demo-1 --topic amends-demo-1 > demo-1.manifest.json`,
   flags: {
-    namespace: { type: 'string' },
-    topic: { type: 'string' },
+    namespace: { type: 'string', isRequired: true },
+    topic: { type: 'string', isRequired: true },
     partitions: { type: 'number', default: defaultPartitions },
     replicationFactor: { type: 'number', default: 1 },
     config: { type: 'string' },
     brokers: { type: 'string' },
   },
   async run(cli, io) {
-    const { topic, partitions, replicationFactor } = cli.flags;
+    const { partitions, replicationFactor } = cli.flags;
+    const topic = cli.flags.topic as string;
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (topic === undefined || topic === '') throw usageError('--topic is required');
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
@@ -89,7 +89,11 @@ export const sourceCreateCommand = defineCommand({
     const configFile: ConfigFile =
       cli.flags.config === undefined
         ? defaultConfigFile
-        : parseConfigFile(await readConfigJson(cli.flags.config), partitions, `config file ${cli.flags.config}`);
+        : parseConfigFile(
+            await readJsonFile(cli.flags.config, 'config file'),
+            partitions,
+            `config file ${cli.flags.config}`,
+          );
     const brokers = resolveBrokers(cli.flags.brokers, io.env);
     // Before anything is created: a registered name would give a manifest every later
     // command refuses (its config digest is not the registered one).
@@ -119,12 +123,3 @@ export const sourceCreateCommand = defineCommand({
     return exitCodes.ok;
   },
 });
-
-async function readConfigJson(path: string): Promise<unknown> {
-  const text = await readInputText(path, 'config file');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw invalidInput(`config file ${path}: not valid JSON (${(error as Error).message})`);
-  }
-}

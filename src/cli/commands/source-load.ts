@@ -29,7 +29,7 @@ import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/record-siz
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/source-producer.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
-import { readInputText, readManifestFile } from '../input-files.js';
+import { inputName, readInputText, readManifestFile } from '../input-files.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 
 const defaultDeliveryTimeoutMs = 30_000;
@@ -56,7 +56,7 @@ export const sourceLoadCommand = defineCommand({
 
   Flags
     --manifest M              the manifest source-create printed (required)
-    --file F                  fixture file, JSON Lines (required)
+    --file F                  fixture file, JSON Lines (required; - reads standard input)
     --delivery-timeout-ms N   per-record delivery deadline (default 30000)
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
 
@@ -65,15 +65,15 @@ export const sourceLoadCommand = defineCommand({
   // Publishing is the work, the printed coordinates only its report (closed-pipe.ts).
   closedStdout: 'continue',
   flags: {
-    manifest: { type: 'string' },
-    file: { type: 'string' },
+    manifest: { type: 'string', isRequired: true },
+    file: { type: 'string', isRequired: true },
     deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
     brokers: { type: 'string' },
   },
   async run(cli, io) {
-    const { manifest: manifestPath, file, deliveryTimeoutMs } = cli.flags;
-    if (manifestPath === undefined || manifestPath === '') throw usageError('--manifest is required');
-    if (file === undefined || file === '') throw usageError('--file is required');
+    const { deliveryTimeoutMs } = cli.flags;
+    const manifestPath = cli.flags.manifest as string;
+    const file = cli.flags.file as string;
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1 || deliveryTimeoutMs > deliveryTimeoutMaxMs) {
       throw usageError(`--delivery-timeout-ms must be an integer in [1, ${deliveryTimeoutMaxMs}]`);
@@ -84,7 +84,7 @@ export const sourceLoadCommand = defineCommand({
     const manifest = await readManifestFile(manifestPath);
     const text = await readInputText(file, 'fixture file');
     const lines = encodeFixtureFile(text, manifest.config);
-    if (lines.length === 0) throw invalidInput(`fixture file ${file} has no lines: nothing to publish`);
+    if (lines.length === 0) throw invalidInput(`fixture file ${inputName(file)} has no lines: nothing to publish`);
     // The broker's part of validation, before the database is touched: the live topic and
     // the size each record may have there.
     await checkLiveTopic(manifest, brokers);

@@ -12,8 +12,8 @@ import { usageError } from '../../domain/amends-error.js';
 import { resolveBrokers } from '../../io/kafka-connection.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../io/verify-run.js';
-import { defineCommand } from '../command.js';
-import { exitCodeForVerdict } from '../exit.js';
+import { type CommandIo, defineCommand } from '../command.js';
+import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 import { renderVerifyReport } from '../verify-report.js';
@@ -63,42 +63,63 @@ export const verifyCommand = defineCommand({
       throw usageError(`--wait must be a number of seconds in [0, ${waitMaxSeconds}]`);
     }
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
-    const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
-    const manifest = await readManifestFile(cli.flags.manifest as string);
-    let progress: Progress | undefined;
-    const stopAfterGuard = io.env.AMENDS_FAULT === verifyFaultStopAfterGuard;
     try {
-      const report = await runVerify({
-        manifest,
-        databaseUrl,
-        brokers,
-        guardWaitMs: Math.round(wait * 1000),
-        applicationName: `amendsctl verify pid ${process.pid}`,
-        onSourceProgress: (covered, total) => {
-          if (total < progressFromOffsets) return;
-          progress ??= createProgress(io, total, 'reading the source', 'offsets');
-          progress.update(covered);
-        },
-        ...(stopAfterGuard
-          ? {
-              afterGuard: async () => {
-                io.stderr.write(`${JSON.stringify({ msg: 'fault_point', point: verifyFaultStopAfterGuard })}\n`);
-                process.kill(process.pid, 'SIGSTOP');
-              },
-            }
-          : {}),
-      });
-      progress?.stop();
-      progress = undefined;
-      io.stdout.write(
-        json
-          ? `${JSON.stringify(report)}\n`
-          : renderVerifyReport(report, { namespace: manifest.config.namespace, sourceTopic: manifest.source_topic }),
-      );
-      return exitCodeForVerdict(report.verdict);
-    } finally {
-      progress?.stop();
+      return await verify(cli.flags, io);
+    } catch (error) {
+      // A machine reading --json gets a document on every path that is not a usage error;
+      // the dispatcher still prints the one-line diagnostic on stderr and exits 1.
+      if (json && exitCodeFor(error) !== exitCodes.usage) {
+        io.stdout.write(`${JSON.stringify({ verdict: 'ERROR', reasons: [failureLine(error)] })}\n`);
+      }
+      throw error;
     }
   },
 });
+
+interface VerifyFlags {
+  manifest?: string;
+  json: boolean;
+  wait: number;
+  brokers?: string;
+}
+
+async function verify(flags: VerifyFlags, io: CommandIo): Promise<number> {
+  const { wait, json } = flags;
+  const databaseUrl = databaseUrlFrom(io.env);
+  const brokers = resolveBrokers(flags.brokers, io.env);
+  const manifest = await readManifestFile(flags.manifest as string);
+  let progress: Progress | undefined;
+  const stopAfterGuard = io.env.AMENDS_FAULT === verifyFaultStopAfterGuard;
+  try {
+    const report = await runVerify({
+      manifest,
+      databaseUrl,
+      brokers,
+      guardWaitMs: Math.round(wait * 1000),
+      applicationName: `amendsctl verify pid ${process.pid}`,
+      onSourceProgress: (covered, total) => {
+        if (total < progressFromOffsets) return;
+        progress ??= createProgress(io, total, 'reading the source', 'offsets');
+        progress.update(covered);
+      },
+      ...(stopAfterGuard
+        ? {
+            afterGuard: async () => {
+              io.stderr.write(`${JSON.stringify({ msg: 'fault_point', point: verifyFaultStopAfterGuard })}\n`);
+              process.kill(process.pid, 'SIGSTOP');
+            },
+          }
+        : {}),
+    });
+    progress?.stop();
+    progress = undefined;
+    io.stdout.write(
+      json
+        ? `${JSON.stringify(report)}\n`
+        : renderVerifyReport(report, { namespace: manifest.config.namespace, sourceTopic: manifest.source_topic }),
+    );
+    return exitCodeForVerdict(report.verdict);
+  } finally {
+    progress?.stop();
+  }
+}
