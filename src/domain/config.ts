@@ -59,7 +59,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function checkMembers(obj: Record<string, unknown>, allowed: readonly string[], where: string, problems: Problems) {
   for (const name of Object.keys(obj)) {
-    if (!allowed.includes(name)) problems.push(`${where}: unknown member ${JSON.stringify(name)}`);
+    if (!allowed.includes(name))
+      problems.push(`${where === '' ? '' : `${where}: `}unknown member ${JSON.stringify(name)}`);
   }
 }
 
@@ -123,7 +124,7 @@ export function parseNamespaceConfig(value: unknown, what = 'config'): Namespace
   checkMembers(
     value,
     ['namespace', 'schema_version', 'ledger_origin', 'partitions', 'stock_keys', 'source_incarnation'],
-    what,
+    '', // report() names `what` once
     problems,
   );
   if (typeof value.namespace !== 'string' || !validNamespace(value.namespace)) {
@@ -148,7 +149,7 @@ export function parseNamespaceConfig(value: unknown, what = 'config'): Namespace
 export function parseConfigFile(value: unknown, partitions: number, what = 'config file'): ConfigFile {
   const problems: Problems = [];
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
-  checkMembers(value, ['ledger_origin', 'stock_keys', 'schema_version'], what, problems);
+  checkMembers(value, ['ledger_origin', 'stock_keys', 'schema_version'], '', problems);
   if (value.schema_version !== undefined && value.schema_version !== 1) problems.push('schema_version must be 1');
   if (typeof value.ledger_origin !== 'string' || !isCalendarDate(value.ledger_origin)) {
     problems.push('ledger_origin must be a real calendar date YYYY-MM-DD');
@@ -165,7 +166,7 @@ export function parseConfigFile(value: unknown, partitions: number, what = 'conf
 export function parseManifest(value: unknown, what = 'manifest'): Manifest {
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
   const problems: Problems = [];
-  checkMembers(value, ['source_topic', 'config'], what, problems);
+  checkMembers(value, ['source_topic', 'config'], '', problems);
   if (typeof value.source_topic !== 'string' || !validTopicName(value.source_topic)) {
     problems.push('source_topic must be a legal Kafka topic name');
   }

@@ -10,6 +10,7 @@ import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
 import { assertInvariant } from './invariant.js';
 import {
+  brokerReachAdvice,
   describeKafkaError,
   kafkaErrorCode,
   kafkaErrorCodes,
@@ -21,7 +22,7 @@ import { incarnationFromTopicId, isZeroTopicId, type KafkaTopicId } from './topi
 /** How long one admin request may take before it counts as failed (or, for creation, unknown). */
 export const adminRequestTimeoutMs = 10_000;
 
-const reachAdvice = ': is the broker running (npm run up) and are --brokers / AMENDS_BROKERS right?';
+const reachAdvice = brokerReachAdvice;
 
 export interface NewTopicSpec {
   topic: string;

@@ -7,6 +7,9 @@ import { RdKafka } from '@confluentinc/kafka-javascript';
 
 export const defaultBrokers = '127.0.0.1:19092';
 
+/** What a user can do when the broker does not answer; ends every such diagnostic. */
+export const brokerReachAdvice = ': is the broker running (npm run up) and are --brokers / AMENDS_BROKERS right?';
+
 /** librdkafka error codes amends tells apart (lib/error.js of @confluentinc/kafka-javascript). */
 export const kafkaErrorCodes = {
   unknownTopicOrPartition: RdKafka.CODES.ERRORS.ERR_UNKNOWN_TOPIC_OR_PART,

@@ -12,7 +12,13 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
 import { assertInvariant } from './invariant.js';
-import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+import {
+  brokerReachAdvice,
+  describeKafkaError,
+  kafkaErrorCode,
+  librdkafkaBaseConfig,
+  viaCallback,
+} from './kafka-connection.js';
 
 const connectTimeoutMs = 10_000;
 /** How long one poll waits for its first record (then it takes what is already fetched). */
@@ -70,7 +76,7 @@ export class OutputConsumer {
       await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
     } catch (error) {
       throw operationalError(
-        `cannot connect the view's consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running?`,
+        `cannot connect the view's consumer to ${brokers}: ${describeKafkaError(error)}${brokerReachAdvice}`,
         error,
       );
     }

@@ -9,6 +9,7 @@
 // default export (checked with kafkajs 2.2.4 on Node 20), not as a named export.
 import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
+import { brokerReachAdvice } from './kafka-connection.js';
 
 /** Bounds for the kafkajs connection and each request. */
 const connectionTimeoutMs = 3_000;
@@ -45,7 +46,10 @@ export class TopicConfigReader {
       await admin.connect();
     } catch (error) {
       await admin.disconnect().catch(() => {});
-      throw operationalError(`cannot connect to ${brokers} to read topic configurations: ${messageOf(error)}`, error);
+      throw operationalError(
+        `cannot connect to ${brokers} to read topic configurations: ${messageOf(error)}${brokerReachAdvice}`,
+        error,
+      );
     }
     return new TopicConfigReader(admin, brokers);
   }
