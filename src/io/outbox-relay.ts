@@ -56,7 +56,8 @@ const consecutiveFailedBatchesMax = 10;
 export const relayFaultExitAfterPublish = 'relay-exit-after-publish';
 
 export interface RelayStats {
-  state: 'standby' | 'active' | 'stopping';
+  /** `stopped`: the process ended cleanly (its last heartbeat says so, standby or not). */
+  state: 'standby' | 'active' | 'stopping' | 'stopped';
   batches: number;
   published_rows: number;
   republish_rows: number;

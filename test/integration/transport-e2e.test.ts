@@ -184,6 +184,33 @@ describe('transport: worker + relay + view', () => {
     await expectCleanStop(b, view);
   });
 
+  it('marks every clean exit stopped in the heartbeat, the standby ones too', async () => {
+    const source = await createBoundSource(topics, twoKeysConfig);
+    const started = [
+      ['relay', 'relay-active'],
+      ['relay', 'relay-standby'],
+      ['view', 'view-active'],
+      ['view', 'view-standby'],
+    ] as const;
+    const processes = [];
+    for (const [role, id] of started) {
+      const p = startAmends(role, source.manifestPath, ['--instance-id', id]);
+      await p.waitForLog(id.endsWith('standby') ? `${role}_standby` : `${role}_active`);
+      processes.push(p);
+    }
+    await expectCleanStop(...processes);
+    const { rows } = await probe.pool.query(
+      `SELECT worker_id, state->>'state' AS state FROM worker_heartbeats WHERE namespace = $1 ORDER BY worker_id`,
+      [source.namespace],
+    );
+    expect(rows).toEqual(
+      ['relay-active', 'relay-standby', 'view-active', 'view-standby'].map((id) => ({
+        worker_id: id,
+        state: 'stopped',
+      })),
+    );
+  });
+
   it('a restarted view resumes from its own frontier: nothing is applied twice', async () => {
     const source = await createBoundSource(topics, twoKeysConfig);
     startAmends('worker', source.manifestPath);

@@ -87,6 +87,7 @@ export const relayCommand = defineCommand({
       closers.push(() => lock.close());
       const acquired = await lock.acquire(stop.signal, () => log.write('relay_standby', { namespace }));
       if (!acquired) {
+        stats.state = 'stopped';
         log.write('relay_stopped', { state: 'standby', exit_code: 0 });
         return 0;
       }
@@ -110,7 +111,7 @@ export const relayCommand = defineCommand({
         stats,
       });
       await relay.run(stop.signal);
-      stats.state = 'stopping';
+      stats.state = 'stopped';
       log.write('relay_stopped', { state: 'drained', exit_code: 0, published_rows: stats.published_rows });
       return 0;
     } finally {

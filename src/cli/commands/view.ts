@@ -92,6 +92,8 @@ export const viewCommand = defineCommand({
       closers.push(() => lock.close());
       const acquired = await lock.acquire(stop.signal, () => log.write('view_standby', { namespace }));
       if (!acquired) {
+        // The last heartbeat (in finally) says it ended cleanly, whatever it was doing.
+        state = 'stopped';
         log.write('view_stopped', { state: 'standby', exit_code: 0 });
         return 0;
       }
@@ -140,7 +142,7 @@ export const viewCommand = defineCommand({
           elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
         });
       }
-      state = 'stopping';
+      state = 'stopped';
       log.write('view_stopped', { state: 'drained', exit_code: 0 });
       return 0;
     } finally {
