@@ -35,15 +35,27 @@ export interface DashboardAppProps {
   stopping?: string | null;
 }
 
+/**
+ * Erase the screen (ED2) and home the cursor (CUP), keeping the user's scrollback. After a
+ * resize the terminal may have reflowed or scrolled the old frame, so ink's erase of "the
+ * last frame's lines" misses some of them (seen in tmux: the frame's first lines left above
+ * it after the window shrank and grew back). Through ink's own `write`, which takes the
+ * frame down first and draws it again after.
+ */
+const clearScreen = '\u001b[2J\u001b[H';
+
 function useTerminalSize(override: TerminalSize | undefined): TerminalSize {
-  const { stdout } = useStdout();
+  const { stdout, write } = useStdout();
   const read = (): TerminalSize => ({
     columns: stdout.columns || fallbackSize.columns,
     rows: stdout.rows || fallbackSize.rows,
   });
   const [size, setSize] = useState(read);
   useEffect(() => {
-    const onResize = () => setSize(read());
+    const onResize = () => {
+      write(clearScreen);
+      setSize(read());
+    };
     stdout.on('resize', onResize);
     return () => {
       stdout.off('resize', onResize);

@@ -190,6 +190,56 @@ describe('the dashboard on a live worker', () => {
         spawnSync('tmux', ['kill-session', '-t', session]);
       }
     });
+    it('amends tui redraws cleanly after the terminal is resized, leaving no stale lines', async () => {
+      const session = `amends-tui-resize-test-${process.pid}`;
+      execFileSync('tmux', [
+        'new-session',
+        '-d',
+        '-s',
+        session,
+        '-x',
+        '100',
+        '-y',
+        '30',
+        '-c',
+        repoRoot,
+        'bash --norc',
+      ]);
+      const pane = () => spawnSync('tmux', ['capture-pane', '-p', '-t', session], { encoding: 'utf8' }).stdout ?? '';
+      const headers = (screen: string) => screen.split('\n').filter((l) => l.startsWith('amends tui · ')).length;
+      try {
+        // Lines above the frame first, as from a shell: the frame does not start at the top.
+        const command = [
+          'seq 1 15;',
+          `env AMENDS_DATABASE_URL='${testDatabaseUrl}' AMENDS_BROKERS='${testBrokers}'`,
+          `'${process.execPath}' bin/amends tui --manifest '${source.manifestPath}'`,
+        ].join(' ');
+        execFileSync('tmux', ['send-keys', '-t', session, command, 'Enter']);
+        await waitFor('the dashboard on the tmux pane', () => /q quit/.test(pane()), 20_000);
+        // Shrink below the frame, grow back, narrow, widen: each a resize the frame must survive.
+        for (const [x, y] of [
+          [100, 14],
+          [100, 30],
+          [70, 30],
+          [100, 30],
+        ]) {
+          execFileSync('tmux', ['resize-window', '-t', session, '-x', String(x), '-y', String(y)]);
+          await new Promise((r) => setTimeout(r, 600));
+        }
+        const screen = await waitFor(
+          'the redrawn dashboard',
+          () => {
+            const s = pane();
+            return /q quit/.test(s) && s.split('\n')[0]?.startsWith('amends tui · ') ? s : undefined;
+          },
+          10_000,
+        );
+        expect(headers(screen), screen).toBe(1);
+        expect(screen).toMatch(/^\s+p state\s+owner\s+epoch\s+frontier\s+end\s+lag/m);
+      } finally {
+        spawnSync('tmux', ['kill-session', '-t', session]);
+      }
+    });
     it('amends worker --tui draws its own actors and keeps its JSON logs off the screen', async () => {
       const session = `amends-worker-tui-test-${process.pid}`;
       const exitFile = scratchFile(`${session}.exit`, '');
