@@ -65,7 +65,8 @@ export const manifestRecoverCommand = defineCommand({
 });
 
 async function readRegistered(databaseUrl: string, namespace: string): Promise<RegisteredNamespace | undefined> {
-  const db = await Database.open(databaseUrl, `amendsctl manifest-recover pid ${process.pid}`);
+  // It only reads: no migration, read-only sessions (as inspect, export and tui).
+  const db = await Database.openReadOnly(databaseUrl, `amendsctl manifest-recover pid ${process.pid}`);
   try {
     return await readNamespace(db.pool, namespace).catch((error: unknown) => {
       throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
