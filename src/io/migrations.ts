@@ -21,6 +21,7 @@ import { namespacesMigration } from './migrations/0001-namespaces.js';
 import { workerStoreMigration } from './migrations/0002-worker-store.js';
 import { transportMigration } from './migrations/0003-transport.js';
 import { outboxPendingInIdOrderMigration } from './migrations/0004-outbox-pending-in-id-order.js';
+import { dayTotalsMigration } from './migrations/0005-day-totals.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -30,6 +31,7 @@ export const migrations: readonly Migration[] = [
   workerStoreMigration,
   transportMigration,
   outboxPendingInIdOrderMigration,
+  dayTotalsMigration,
 ];
 
 /**
@@ -86,9 +88,11 @@ function pending(applied: Map<number, string> | undefined): Migration[] {
  * Brings the schema up to date; returns the versions this call applied (often none).
  * `client` must not be inside a transaction.
  */
-export async function applyMigrations(client: pg.ClientBase): Promise<number[]> {
+export async function applyMigrations(client: pg.ClientBase, options: { through?: number } = {}): Promise<number[]> {
+  // `through` stops at an older version: only the upgrade test writes a database as an older build did.
+  const wanted = (m: Migration) => m.version <= (options.through ?? migrations.length);
   // Fast path without the lock: an up-to-date schema is the common case.
-  if (pending(await appliedVersions(client)).length === 0) return [];
+  if (pending(await appliedVersions(client)).filter(wanted).length === 0) return [];
   await client.query('BEGIN');
   try {
     await client.query(`SET LOCAL lock_timeout = ${migrationLockTimeoutMs}`);
@@ -96,8 +100,10 @@ export async function applyMigrations(client: pg.ClientBase): Promise<number[]> 
     await client.query('SELECT pg_advisory_xact_lock($1::int8)', [migrationLockKey.toString()]);
     await client.query(createLedger);
     // Re-check under the lock: another process may have applied them while we waited.
-    const todo = pending(await appliedVersions(client));
+    const todo = pending(await appliedVersions(client)).filter(wanted);
     for (const m of todo) {
+      const timeoutMs = m.statementTimeoutMs ?? migrationStatementTimeoutMs;
+      await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
       await client.query(m.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
     }

@@ -10,9 +10,14 @@
  *   batch's decisions, authority, output versions, outbox envelopes, move the frontier with
  *   the last work, and NOTIFY the relay. A mismatch writes nothing; any error rolls all back.
  *
- * The batch is decided in memory *before* that statement, on key states whose validity the
- * statement's own check proves (see `PartitionCache`); a key state missing from the cache is
- * read by one statement, in one snapshot together with the partition row.
+ * The batch is decided in memory *before* that statement, on the batch's window of each of its
+ * keys (domain/key-window.ts): the stored authority of its transactions and the day rows from
+ * the earliest day it touches on, read by one statement, in one snapshot together with the
+ * partition row. Nothing is cached across batches and nothing is read by a claim, so a
+ * batch's cost and memory follow its records, never the length of its keys' history. The
+ * window is valid exactly at the (epoch, frontier) read with it: a stock key maps to one
+ * partition, and only that partition's commits (each moving its frontier under its row lock)
+ * write the key, so the commit's own check of epoch and frontier proves the window current.
  *
  * Failure classification (ports.ts StoreFailure), by how far the statement got
  * (store-connection.ts): never sent, or answered with an ERROR (lock_timeout,
@@ -24,7 +29,15 @@ import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
 import { outputRecordKey, outputRecordValue } from '../domain/export-lines.js';
-import { type AuthorityEntry, type DayOutput, type KeyState, restoreKeyState } from '../domain/ledger-state.js';
+import {
+  batchNeeds,
+  type DayRow,
+  dayRowChanges,
+  earliestTouchedDay,
+  type KeyNeeds,
+  windowState,
+} from '../domain/key-window.js';
+import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
 import {
   type PartitionRow,
@@ -49,7 +62,7 @@ export const batchRecordsMax = 10_000;
 export const storeStatementNames = {
   claim: 'amends_claim',
   observe: 'amends_observe',
-  loadKeys: 'amends_load_keys',
+  loadWindow: 'amends_load_window',
   commitBatch: 'amends_commit_batch',
 } as const;
 
@@ -60,30 +73,18 @@ export interface PostgresStateOptions {
   workerId?: string;
 }
 
-/**
- * Key states of one partition's stock keys, valid exactly at (epoch, frontier): they equal
- * what PostgreSQL holds after deciding every offset below `frontier`.
- *
- * Why a cache is safe: a stock key maps to exactly one partition (config), and only an
- * APPLIED decision of that partition writes its authority and outputs (ROUTING rejects
- * others). Every such write commits in the same statement that moves that partition's
- * frontier, under its row lock, and only if epoch and frontier equal the cache's. So while
- * the durable (epoch, frontier) equals the cache's, nobody has changed these keys, and the
- * commit statement re-checks exactly that under the lock before it writes anything.
- * After deciding a batch the cache holds the *candidate* state for frontier' = last + 1: if
- * the commit's outcome was unknown and it did commit, the next call expects frontier' and
- * uses it; any other expectation drops the cache and reloads. A claim drops it too.
- */
-interface PartitionCache {
-  epoch: number;
-  frontier: number;
-  /** By stockKeyId(item, location); keys are loaded the first time a batch needs them. */
-  keys: Map<string, KeyState>;
+/** A key's window as read, and the state the batch is decided on. */
+interface KeyWindow {
+  stockKey: StockKeyConfig;
+  /** The day rows it was made of, and where each day's latest version came from. */
+  before: DayRow[];
+  causes: Map<string, number>;
+  state: KeyState;
 }
 
-interface LoadedKeys {
+interface LoadedWindows {
   row: PartitionRow;
-  keys: Map<string, KeyState>;
+  keys: Map<string, KeyWindow>;
 }
 
 const claimSql = `
@@ -94,17 +95,48 @@ const claimSql = `
 
 const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2';
 
-/** The partition row and the keys' state in one snapshot (one statement): consistent with each other. */
-const loadKeysSql = `
+/**
+ * The partition row and each key's window (key-window.ts) in one snapshot (one statement).
+ * $3–$7: the batch's revisions (item, location, txn, rev, post day or NULL). `touched` is
+ * `earliestTouchedDay`: a revision newer than the stored one touches its own post day and
+ * the day its transaction's stored post holds (LEAST skips NULLs). Every read is an index
+ * step: authority by its key, day rows by a range of (namespace, item, location, day), the
+ * carried day by `output_days_shown`.
+ */
+export const loadWindowSql = `
+  WITH r AS (
+    SELECT u.item, u.location, u.txn, u.rev, u.day COLLATE "C" AS day
+      FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::text[]) AS u(item, location, txn, rev, day)
+  ), t AS (
+    SELECT DISTINCT item, location, txn FROM r
+  ), a AS (
+    SELECT a.item, a.location, a.txn, a.rev, a.op, a.day, a.qty
+      FROM t JOIN authority a ON a.namespace = $1 AND a.item = t.item COLLATE "C"
+                             AND a.location = t.location COLLATE "C" AND a.txn = t.txn COLLATE "C"
+  ), touched AS (
+    SELECT r.item, r.location, least(r.day, a.day) AS day
+      FROM r LEFT JOIN a ON a.item = r.item COLLATE "C" AND a.location = r.location COLLATE "C"
+                        AND a.txn = r.txn COLLATE "C"
+     WHERE a.rev IS NULL OR r.rev > a.rev
+  ), e AS (
+    SELECT item, location, min(day) AS day FROM touched WHERE day IS NOT NULL GROUP BY item, location
+  ), w AS (
+    SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
+      FROM e JOIN output_days o ON o.namespace = $1 AND o.item = e.item COLLATE "C"
+                               AND o.location = e.location COLLATE "C" AND o.day >= e.day
+    UNION ALL
+    SELECT c.* FROM e CROSS JOIN LATERAL (
+      SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
+        FROM output_days o
+       WHERE o.namespace = $1 AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
+         AND o.day < e.day AND NOT o.retracted
+       ORDER BY o.day DESC LIMIT 1) AS c
+  )
   SELECT p.epoch, p.frontier,
-    (SELECT coalesce(json_agg(json_build_array(a.item, a.location, a.txn, a.rev, a.op, a.day, a.qty)), '[]')
-       FROM unnest($3::text[], $4::text[]) AS k(item, location)
-       JOIN authority a ON a.namespace = $1 AND a.item = k.item COLLATE "C" AND a.location = k.location COLLATE "C"
-    ) AS authority,
-    (SELECT coalesce(json_agg(json_build_array(o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted)), '[]')
-       FROM unnest($3::text[], $4::text[]) AS k(item, location)
-       JOIN output_days o ON o.namespace = $1 AND o.item = k.item COLLATE "C" AND o.location = k.location COLLATE "C"
-    ) AS outputs
+    (SELECT coalesce(json_agg(json_build_array(item, location, txn, rev, op, day, qty)), '[]') FROM a) AS authority,
+    (SELECT coalesce(json_agg(json_build_array(item, location, day)), '[]') FROM e) AS earliest,
+    (SELECT coalesce(json_agg(json_build_array(item, location, day, version, closing, status, retracted, qty, posts,
+                                               cause_offset)), '[]') FROM w) AS days
   FROM (SELECT 1) AS one LEFT JOIN partitions p ON p.namespace = $1 AND p.partition = $2`;
 
 /**
@@ -116,9 +148,9 @@ const loadKeysSql = `
  *
  *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,
  *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
- *  outbox records, $34 counts by outcome, $35 notify, $36–$43 the latest of those versions per
- *  (item, location, day) for output_days (picked by the client: one upsert row per day, and no
- *  server-side sort of every version of a big batch).
+ *  outbox records, $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
+ *  (key-window.ts `dayRowChanges`: a new latest version or a new total, one upsert row per day,
+ *  picked by the client, so no server-side sort of every version of a big batch).
  */
 const commitBatchSql = `
   WITH p AS (
@@ -155,16 +187,21 @@ const commitBatchSql = `
     RETURNING 1
   ), od AS (
     INSERT INTO output_days AS t (namespace, item, location, day, version, closing, status, retracted,
-                                  cause_partition, cause_offset)
-    SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
+                                  cause_partition, cause_offset, qty, posts)
+    SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.qty, u.posts
       FROM unnest($36::text[], $37::text[], $38::text[], $39::int[], $40::bigint[], $41::text[], $42::bool[],
-                  $43::bigint[]) AS u(item, location, day, version, closing, status, retracted, cause)
+                  $43::bigint[], $44::bigint[], $45::int[])
+           AS u(item, location, day, version, closing, status, retracted, cause, qty, posts)
      WHERE EXISTS (SELECT 1 FROM ok)
     ON CONFLICT (namespace, item, location, day) DO UPDATE
        SET version = EXCLUDED.version, closing = EXCLUDED.closing, status = EXCLUDED.status,
            retracted = EXCLUDED.retracted, cause_partition = EXCLUDED.cause_partition,
-           cause_offset = EXCLUDED.cause_offset
-     WHERE amends_assert(t.version < EXCLUDED.version, 'output version must grow: ' || t.day)
+           cause_offset = EXCLUDED.cause_offset, qty = EXCLUDED.qty, posts = EXCLUDED.posts
+     -- A new version, or the same version with a new total only (a qty-0 post, changes that net out).
+     WHERE amends_assert(t.version < EXCLUDED.version
+                         OR (t.version = EXCLUDED.version AND t.closing IS NOT DISTINCT FROM EXCLUDED.closing
+                             AND t.retracted = EXCLUDED.retracted AND t.cause_offset = EXCLUDED.cause_offset),
+                         'output version must grow: ' || t.day)
     RETURNING 1
   ), o AS (
     INSERT INTO outbox (namespace, partition, item, location, day, version, record_key, record_value)
@@ -181,7 +218,7 @@ const commitBatchSql = `
            last_last_offset = $6[cardinality($6)],
            last_records = CASE WHEN amends_assert(
                                  c.d = cardinality($6) AND c.a = cardinality($16) AND c.v = cardinality($24)
-                                 AND c.o = cardinality($24) AND c.od = cardinality($36) AND c.od <= c.v,
+                                 AND c.o = cardinality($24) AND c.od = cardinality($36),
                                  'batch rows written: ' || c.d || ' ' || c.a || ' ' || c.v || ' ' || c.o)
                           THEN cardinality($6) END,
            last_counts = $34::jsonb,
@@ -203,9 +240,10 @@ interface EpochFrontierRow {
   frontier: unknown;
 }
 
-interface LoadKeysRow extends EpochFrontierRow {
+interface LoadWindowRow extends EpochFrontierRow {
   authority: unknown[][];
-  outputs: unknown[][];
+  earliest: unknown[][];
+  days: unknown[][];
 }
 
 interface CommitRow extends EpochFrontierRow {
@@ -217,7 +255,6 @@ export class PostgresState implements State {
   private readonly connection: StoreConnection;
   private readonly namespace: string;
   private readonly owner: string | null;
-  private readonly caches = new Map<number, PartitionCache>();
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -243,14 +280,11 @@ export class PostgresState implements State {
   }
 
   async close(): Promise<void> {
-    this.caches.clear();
     await this.connection.close();
   }
 
   async claim(partition: number, signal: AbortSignal): Promise<PartitionRow> {
     this.assertPartition(partition);
-    // A claim starts a new ownership: whatever this object decided before no longer counts.
-    this.caches.delete(partition);
     const result = await this.run<EpochFrontierRow>(
       { name: storeStatementNames.claim, text: claimSql, values: [this.namespace, partition, this.owner] },
       signal,
@@ -279,58 +313,39 @@ export class PostgresState implements State {
     this.assertRequest(request);
     const { partition, epoch, expectedFrontier, records } = request;
     const screened = records.map((record) => screenRecord(record, this.config));
-
-    let cache = this.caches.get(partition);
-    // Nothing in the cache is valid while this call decides; it is put back below.
-    this.caches.delete(partition);
-    if (cache !== undefined && (cache.epoch !== epoch || cache.frontier !== expectedFrontier)) cache = undefined;
-    cache ??= { epoch, frontier: expectedFrontier, keys: new Map() };
-
-    const missing = missingKeys(screened, cache);
-    if (missing.length > 0) {
-      let loaded: LoadedKeys;
-      try {
-        loaded = await this.loadKeys(partition, missing, signal);
-      } catch (error) {
-        this.caches.set(partition, cache); // untouched: still valid at (epoch, expectedFrontier)
-        throw error;
-      }
+    const needs = batchNeeds(screened);
+    // A batch that needs no key state (every record decided by checks 1–6) reads nothing.
+    const windows = needs.size === 0 ? new Map<string, KeyWindow>() : undefined;
+    let loaded: LoadedWindows | undefined;
+    if (windows === undefined) {
+      loaded = await this.loadWindows(partition, needs, signal);
       // Epochs and frontiers only grow, so an answer read without the row lock stays true.
       if (loaded.row.epoch !== epoch) return { kind: 'fenced', epoch: loaded.row.epoch };
       if (loaded.row.frontier !== expectedFrontier)
         return { kind: 'unexpected_frontier', frontier: loaded.row.frontier };
-      for (const [id, state] of loaded.keys) cache.keys.set(id, state);
     }
+    const keys = windows ?? (loaded as LoadedWindows).keys;
 
     let results: DecideResult[];
     try {
-      results = decideScreened(records, screened, cache.keys);
+      results = decideScreened(records, screened, keys);
     } catch (error) {
-      // The engine refused (e.g. a closing beyond 2^53): nothing was sent; the cache is gone.
+      // The engine refused (e.g. a closing beyond 2^53): nothing was sent.
       throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${(error as Error).message}`, {
         cause: error,
       });
     }
-    const last = records[records.length - 1] as SourceRecord;
-    const candidate: PartitionCache = { epoch, frontier: last.offset + 1, keys: cache.keys };
-
-    let result: { rows: CommitRow[] };
-    try {
-      result = await this.run<CommitRow>(
-        {
-          name: storeStatementNames.commitBatch,
-          text: commitBatchSql,
-          values: this.commitValues(request, results, candidate.frontier),
-        },
-        signal,
-        'process',
-        true,
-      );
-    } catch (error) {
-      // Valid only if it committed; then the next call expects exactly candidate.frontier.
-      this.caches.set(partition, candidate);
-      throw error;
-    }
+    const frontier = (records[records.length - 1] as SourceRecord).offset + 1;
+    const result = await this.run<CommitRow>(
+      {
+        name: storeStatementNames.commitBatch,
+        text: commitBatchSql,
+        values: this.commitValues(request, results, frontier, changedDays(keys, results)),
+      },
+      signal,
+      'process',
+      true,
+    );
     const row = result.rows[0];
     assertInvariant(row !== undefined, 'the batch commit returned no row');
     if (row.epoch === null) {
@@ -342,49 +357,37 @@ export class PostgresState implements State {
     assertInvariant(matched === (row.committed === 1), `commit ${row.committed} disagrees with the partition row`);
     if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
     if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
-    this.caches.set(partition, candidate);
-    return { kind: 'acknowledged', frontier: candidate.frontier };
+    return { kind: 'acknowledged', frontier };
   }
 
-  /** Reads the partition row and the given keys' authority and latest outputs, in one snapshot. */
-  private async loadKeys(partition: number, keys: StockKeyConfig[], signal: AbortSignal): Promise<LoadedKeys> {
-    const result = await this.run<LoadKeysRow>(
+  /** Reads the partition row and each key's window, in one snapshot; checks the window's start. */
+  private async loadWindows(
+    partition: number,
+    needs: Map<string, KeyNeeds>,
+    signal: AbortSignal,
+  ): Promise<LoadedWindows> {
+    const result = await this.run<LoadWindowRow>(
       {
-        name: storeStatementNames.loadKeys,
-        text: loadKeysSql,
-        values: [this.namespace, partition, keys.map((k) => k.item), keys.map((k) => k.location)],
+        name: storeStatementNames.loadWindow,
+        text: loadWindowSql,
+        values: loadWindowValues(this.namespace, partition, needs),
       },
       signal,
-      'loading key state',
+      'loading the batch window',
       false,
     );
     const found = result.rows[0];
-    assertInvariant(found !== undefined, 'loading key state returned no row');
+    assertInvariant(found !== undefined, 'loading the batch window returned no row');
     const row = found.epoch === null ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'load');
-    const authority = new Map<string, [string, AuthorityEntry][]>();
-    const outputs = new Map<string, [string, DayOutput][]>();
-    for (const k of keys) {
-      authority.set(stockKeyId(k.item, k.location), []);
-      outputs.set(stockKeyId(k.item, k.location), []);
-    }
-    for (const [item, location, txn, rev, op, day, qty] of found.authority) {
-      authority
-        .get(stockKeyId(String(item), String(location)))
-        ?.push([String(txn), authorityEntryOf(rev, op, day, qty)]);
-    }
-    for (const [item, location, day, version, closing, status, retracted] of found.outputs) {
-      outputs
-        .get(stockKeyId(String(item), String(location)))
-        ?.push([String(day), dayOutputOf(version, closing, status, retracted)]);
-    }
-    const states = new Map<string, KeyState>();
-    for (const [id, entries] of authority) {
-      states.set(id, restoreKeyState({ authority: entries, outputs: outputs.get(id) ?? [] }));
-    }
-    return { row, keys: states };
+    return { row, keys: windowsOf(needs, found) };
   }
 
-  private commitValues(request: ProcessRequest, results: DecideResult[], frontier: number): unknown[] {
+  private commitValues(
+    request: ProcessRequest,
+    results: DecideResult[],
+    frontier: number,
+    days: readonly ChangedDay[],
+  ): unknown[] {
     const n = results.length;
     const offsets: number[] = new Array(n);
     const outcomes: Outcome[] = new Array(n);
@@ -453,7 +456,6 @@ export class PostgresState implements State {
       }
     });
     const changes = [...authority.values()];
-    const latest = latestVersionPerDay(versions);
     return [
       this.namespace,
       request.partition,
@@ -490,14 +492,16 @@ export class PostgresState implements State {
       versions.recordValues,
       JSON.stringify(counts),
       versions.items.length > 0,
-      latest.map((i) => versions.items[i]),
-      latest.map((i) => versions.locations[i]),
-      latest.map((i) => versions.days[i]),
-      latest.map((i) => versions.versions[i]),
-      latest.map((i) => versions.closings[i]),
-      latest.map((i) => versions.statuses[i]),
-      latest.map((i) => versions.retracted[i]),
-      latest.map((i) => versions.causes[i]),
+      days.map((d) => d.item),
+      days.map((d) => d.location),
+      days.map((d) => d.row.day),
+      days.map((d) => d.row.output.version),
+      days.map((d) => d.row.output.closing),
+      days.map((d) => d.row.output.status),
+      days.map((d) => d.row.output.retracted),
+      days.map((d) => d.cause),
+      days.map((d) => d.row.total.qty),
+      days.map((d) => d.row.total.posts),
     ];
   }
 
@@ -546,50 +550,111 @@ export class PostgresState implements State {
   }
 }
 
-/**
- * The index of each (item, location, day)'s highest version among a batch's new versions, in
- * first-seen order: output_days keeps exactly that one. Versions of a day grow within a batch.
- */
-function latestVersionPerDay(versions: {
-  items: readonly string[];
-  locations: readonly string[];
-  days: readonly string[];
-  versions: readonly number[];
-}): number[] {
-  const latest = new Map<string, number>();
-  for (let i = 0; i < versions.days.length; i++) {
-    const id = `${stockKeyId(versions.items[i] as string, versions.locations[i] as string)}\u0000${versions.days[i]}`;
-    const seen = latest.get(id);
-    assertInvariant(
-      seen === undefined || (versions.versions[seen] as number) < (versions.versions[i] as number),
-      `output versions of ${id} do not grow within the batch`,
-    );
-    latest.set(id, i);
-  }
-  return [...latest.values()];
+/** `loadWindowSql`'s parameters: the namespace, the partition, and every revision of the batch. */
+export function loadWindowValues(
+  namespace: string,
+  partition: number,
+  needs: ReadonlyMap<string, KeyNeeds>,
+): unknown[] {
+  const revisions = [...needs.values()].flatMap((n) =>
+    n.revisions.map((r) => ({ item: n.stockKey.item, location: n.stockKey.location, ...r })),
+  );
+  return [
+    namespace,
+    partition,
+    revisions.map((r) => r.item),
+    revisions.map((r) => r.location),
+    revisions.map((r) => r.txn),
+    revisions.map((r) => r.rev),
+    revisions.map((r) => r.day),
+  ];
 }
 
-/** The configured keys the batch needs that the cache does not hold yet. */
-function missingKeys(screened: readonly Screened[], cache: PartitionCache): StockKeyConfig[] {
-  const missing = new Map<string, StockKeyConfig>();
-  for (const s of screened) {
-    if (s.kind !== 'authority') continue;
-    const id = stockKeyId(s.stockKey.item, s.stockKey.location);
-    if (!cache.keys.has(id)) missing.set(id, s.stockKey);
+/** A day row the batch changed, with its key and the cause of its latest version. */
+interface ChangedDay {
+  item: string;
+  location: string;
+  row: DayRow;
+  cause: number;
+}
+
+/**
+ * Every day row the decided batch changed (key-window.ts `dayRowChanges`), with the offset
+ * that caused its latest version: this batch's record for a new version, else the stored one.
+ */
+function changedDays(keys: ReadonlyMap<string, KeyWindow>, results: readonly DecideResult[]): ChangedDay[] {
+  const newCauses = new Map<string, number>();
+  for (const r of results) {
+    for (const v of r.newVersions) newCauses.set(`${stockKeyId(v.item, v.location)}\u0000${v.day}`, v.cause.offset);
   }
-  return [...missing.values()];
+  const changed: ChangedDay[] = [];
+  for (const [id, w] of keys) {
+    for (const row of dayRowChanges(w.before, w.state)) {
+      const cause = newCauses.get(`${id}\u0000${row.day}`) ?? w.causes.get(row.day);
+      assertInvariant(cause !== undefined, `day ${row.day} of ${id} changed without a cause`);
+      changed.push({ item: w.stockKey.item, location: w.stockKey.location, row, cause });
+    }
+  }
+  return changed;
+}
+
+/**
+ * The windows from the statement's rows, one per key of the batch. The window must start at
+ * or before the earliest day the engine's own rule finds (key-window.ts): a later start would
+ * decide on a partial history. Checked here, where the data crosses into the engine.
+ */
+function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): Map<string, KeyWindow> {
+  const authority = new Map<string, Map<string, AuthorityEntry>>();
+  const days = new Map<string, DayRow[]>();
+  const causes = new Map<string, Map<string, number>>();
+  for (const id of needs.keys()) {
+    authority.set(id, new Map());
+    days.set(id, []);
+    causes.set(id, new Map());
+  }
+  for (const [item, location, txn, rev, op, day, qty] of found.authority) {
+    authority.get(stockKeyId(String(item), String(location)))?.set(String(txn), authorityEntryOf(rev, op, day, qty));
+  }
+  for (const [item, location, day, version, closing, status, retracted, qty, posts, cause] of found.days) {
+    const id = stockKeyId(String(item), String(location));
+    const output = dayOutputOf(version, closing, status, retracted);
+    const total = { qty: int8ToSafeInteger(qty, 'day qty'), posts: int8ToSafeInteger(posts, 'day posts') };
+    days.get(id)?.push({ day: String(day), total, output });
+    causes.get(id)?.set(String(day), int8ToSafeInteger(cause, 'day cause'));
+  }
+  const starts = new Map(
+    found.earliest.map(([item, location, day]) => [stockKeyId(String(item), String(location)), String(day)]),
+  );
+  const windows = new Map<string, KeyWindow>();
+  for (const [id, need] of needs) {
+    const stored = authority.get(id) as Map<string, AuthorityEntry>;
+    const wanted = earliestTouchedDay(need, stored);
+    const start = starts.get(id);
+    assertInvariant(
+      wanted === undefined || (start !== undefined && start <= wanted),
+      `the window of ${id} starts at ${start}, after the earliest touched day ${wanted}`,
+    );
+    const before = days.get(id) as DayRow[];
+    windows.set(id, {
+      stockKey: need.stockKey,
+      before,
+      causes: causes.get(id) as Map<string, number>,
+      state: windowState(stored, before),
+    });
+  }
+  return windows;
 }
 
 function decideScreened(
   records: readonly SourceRecord[],
   screened: readonly Screened[],
-  keys: Map<string, KeyState>,
+  keys: ReadonlyMap<string, KeyWindow>,
 ): DecideResult[] {
   return screened.map((s, i) => {
     if (s.kind === 'decided') return s.result;
-    const keyState = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location));
-    assertInvariant(keyState !== undefined, `no state loaded for ${s.stockKey.item}@${s.stockKey.location}`);
-    return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, keyState);
+    const window = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location));
+    assertInvariant(window !== undefined, `no window loaded for ${s.stockKey.item}@${s.stockKey.location}`);
+    return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
   });
 }
 

@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Manifest, type NamespaceConfig, parseNamespaceConfig } from '../../src/domain/config.js';
-import { decideBatch } from '../../src/domain/decide.js';
+import { decideBatch, screenRecord } from '../../src/domain/decide.js';
 import {
   decisionLine,
   outputLine,
@@ -20,6 +20,7 @@ import {
   sortDecisions,
   sortOutputVersions,
 } from '../../src/domain/export-lines.js';
+import { batchNeeds } from '../../src/domain/key-window.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
@@ -33,7 +34,13 @@ import {
 import { registerNamespace } from '../../src/io/namespace-registry.js';
 import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
 import { Database } from '../../src/io/postgres.js';
-import { outboxChannel, PostgresState, storeStatementNames } from '../../src/io/postgres-state.js';
+import {
+  loadWindowSql,
+  loadWindowValues,
+  outboxChannel,
+  PostgresState,
+  storeStatementNames,
+} from '../../src/io/postgres-state.js';
 import { StoreFailure } from '../../src/machines/ports.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';
@@ -418,7 +425,7 @@ describe('PostgresState: process', () => {
 });
 
 describe('PostgresState: fences write nothing', () => {
-  it('a second instance claims: the first is fenced, on its cached path and on a fresh load', async () => {
+  it('a second instance claims: the first is fenced, by its window read and by the commit itself', async () => {
     const config = await freshNamespace();
     const records = fixtureRecords(config);
     const first = newStore(config);
@@ -429,23 +436,25 @@ describe('PostgresState: fences write nothing', () => {
     expect(await second.claim(0, never)).toEqual({ epoch: 2, frontier: 4 });
     const before = await durableState(config.namespace);
     const stale = { partition: 0, records: records.slice(4, 6), epoch: firstEpoch, expectedFrontier: 4 };
-    // The first store's cache is valid for (1, 4): only the commit statement sees the fence.
+    // The window is read with the partition row: the read already shows the new epoch.
     expect(await first.process(stale, never)).toEqual({ kind: 'fenced', epoch: 2 });
-    // A store object without a cache learns it from its key load.
     expect(await newStore(config).process(stale, never)).toEqual({ kind: 'fenced', epoch: 2 });
+    // A batch that needs no window (garbage only) reads nothing: the commit's own check fences it.
+    const garbage = { ...stale, records: [{ partition: 0, offset: 4, key: null, value: utf8('not json') }] };
+    expect(await first.process(garbage, never)).toEqual({ kind: 'fenced', epoch: 2 });
     expect(await durableState(config.namespace)).toEqual(before);
 
     await processAll(second, 0, 2, 4, chunks(records.slice(4), 2));
     expect(await exported(config.namespace)).toEqual(simulated(config, records));
   });
 
-  it('a frontier other than expected writes nothing, on the cached path and on a fresh load', async () => {
+  it('a frontier other than expected writes nothing, from the same and from a new store object', async () => {
     const config = await freshNamespace();
     const records = fixtureRecords(config);
     const a = newStore(config);
     const { epoch } = await a.claim(0, never);
     await processAll(a, 0, epoch, 0, [records.slice(0, 3)]);
-    // Another store object with the same token moves the frontier on (a's cache stays at 3).
+    // Another store object with the same token moves the frontier on.
     await processAll(newStore(config), 0, epoch, 3, [records.slice(3, 5)]);
     const before = await durableState(config.namespace);
     const late = { partition: 0, records: records.slice(3, 5), epoch, expectedFrontier: 3 };
@@ -694,5 +703,102 @@ describe('PostgresState: lost replies and cancellation', () => {
     ]);
     for (const failure of outcomes) expect(failure).toMatchObject({ code: 'failed_before_commit' });
     expect((await durableState(config.namespace)).partitions).toEqual([]);
+  });
+});
+
+/** Every plan node of an EXPLAIN (ANALYZE, FORMAT JSON) result, depth first. */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
+
+describe('PostgresState: cost follows the work, not the history', () => {
+  const historyTxns = 50_000;
+  const days = Array.from({ length: 500 }, (_, i) => new Date(Date.UTC(2026, 2, 1 + i)).toISOString().slice(0, 10));
+  const historyRecords = (): SourceRecord[] =>
+    Array.from({ length: historyTxns }, (_, i) => ({
+      partition: 0,
+      offset: i,
+      key: keyOf('widget', 'berlin'),
+      value: post(`H${i}`, 1, days[Math.floor(i / (historyTxns / days.length))] as string, 1),
+    }));
+
+  it('a claim and the first batch after it read the batch window only, with 50,000 transactions behind', async () => {
+    const config = await freshNamespace();
+    const writer = newStore(config);
+    const { epoch } = await writer.claim(0, never);
+    await processAll(writer, 0, epoch, 0, chunks(historyRecords(), 5_000));
+
+    // A restarted worker: a new store object claims and decides one new transaction on the latest day.
+    const restarted = newStore(config);
+    const claimed = await restarted.claim(0, never);
+    expect(claimed).toEqual({ epoch: epoch + 1, frontier: historyTxns });
+    const next = {
+      partition: 0,
+      offset: historyTxns,
+      key: keyOf('widget', 'berlin'),
+      value: post('N1', 1, days.at(-1) as string, 7),
+    };
+    // The exact window statement with the exact values that batch sends, on the same state, before it.
+    const needs = batchNeeds([screenRecord(next, config)]);
+    const explained = await admin.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${loadWindowSql}`,
+      loadWindowValues(config.namespace, 0, needs),
+    );
+    expect(
+      await restarted.process(
+        { partition: 0, records: [next], epoch: claimed.epoch, expectedFrontier: historyTxns },
+        never,
+      ),
+    ).toEqual({ kind: 'acknowledged', frontier: historyTxns + 1 });
+
+    // Index steps only, and a few rows: the transaction's authority (absent), the latest day
+    // (from the earliest touched day on) and the shown day before it (the carried closing).
+    const nodes = planNodes((explained.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
+    const onLedger = nodes.filter((n) => n['Relation Name'] === 'authority' || n['Relation Name'] === 'output_days');
+    expect(onLedger.length).toBeGreaterThan(0);
+    for (const n of onLedger) {
+      expect(n['Node Type'], JSON.stringify(n)).toMatch(/^Index (Only )?Scan$/);
+      expect(n['Rows Removed by Filter'] ?? 0).toBe(0);
+    }
+    const rowsRead = onLedger.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+    expect(rowsRead).toBe(2);
+    // What the worker committed is what simulate says for the whole history.
+    expect(await exported(config.namespace)).toEqual(simulated(config, [...historyRecords(), next]));
+  });
+
+  it('a correction of the first day reads the days after it, and re-versions each of them', async () => {
+    const config = await freshNamespace();
+    const store = newStore(config);
+    const { epoch } = await store.claim(0, never);
+    const history = historyRecords().slice(0, 5_000);
+    await processAll(store, 0, epoch, 0, [history]);
+    const correction = {
+      partition: 0,
+      offset: 5_000,
+      key: keyOf('widget', 'berlin'),
+      value: post('H0', 2, days[0] as string, -1),
+    };
+    const needs = batchNeeds([screenRecord(correction, config)]);
+    const explained = await admin.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${loadWindowSql}`,
+      loadWindowValues(config.namespace, 0, needs),
+    );
+    const nodes = planNodes((explained.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
+    const dayRows = nodes
+      .filter((n) => n['Relation Name'] === 'output_days')
+      .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+    // 5,000 transactions at 100 a day: 50 days, every one of them in the window.
+    expect(dayRows).toBe(50);
+    await processAll(store, 0, epoch, 5_000, [[correction]]);
+    expect(await exported(config.namespace)).toEqual(simulated(config, [...history, correction]));
   });
 });

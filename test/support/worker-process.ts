@@ -356,7 +356,12 @@ export interface HeartbeatRow {
 
 /** A small pool over the test database; `close()` in afterAll. */
 export class StoreProbe {
-  readonly pool = new pg.Pool({ connectionString: testDatabaseUrl, max: 3 });
+  readonly pool: pg.Pool;
+
+  /** `url`: another database or schema than the test database's default one. */
+  constructor(url = testDatabaseUrl) {
+    this.pool = new pg.Pool({ connectionString: url, max: 3 });
+  }
 
   async partitions(namespace: string): Promise<PartitionRow[]> {
     const { rows } = await this.pool.query(

@@ -5,4 +5,6 @@ export interface Migration {
   name: string;
   /** Runs inside the migration transaction; may hold several statements. */
   sql: string;
+  /** Its statement timeout when longer than the default (a conversion of existing rows). */
+  statementTimeoutMs?: number;
 }
