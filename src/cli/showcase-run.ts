@@ -30,7 +30,6 @@ import { withKafkaAdmin } from '../io/kafka-admin.js';
 import { relayFaultExitAfterPublish } from '../io/outbox-relay.js';
 import { bindStatementName, PgFaultProxy } from '../io/pg-fault-proxy.js';
 import { Database } from '../io/postgres.js';
-import { storeStatementNames } from '../io/postgres-state.js';
 import { ShowcaseProbe } from '../io/showcase-probe.js';
 import {
   type ChildLogLine,
@@ -43,6 +42,7 @@ import {
   sleep,
 } from '../io/showcase-processes.js';
 import { faultControlVariable, pauseBeforeProcess } from '../io/worker-fault-hooks.js';
+import { storeStatementNames } from '../store/postgres-state.js';
 import type { ShowcaseTimeline } from './showcase-timeline.js';
 
 /** Records per poll and transaction: many commits per stage, so faults meet a busy worker. */

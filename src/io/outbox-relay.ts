@@ -23,11 +23,11 @@
  * record does.
  */
 import { operationalError } from '../domain/amends-error.js';
+import { outboxChannel } from '../store/postgres-state.js';
 import { assertInvariant } from './invariant.js';
 import type { JsonLog } from './json-log.js';
 import type { OutputBinding } from './output-binding.js';
 import type { Queryable } from './postgres.js';
-import { outboxChannel } from './postgres-state.js';
 import type { RoleLock } from './role-lock.js';
 import { int8ToSafeInteger } from './safe-integer.js';
 import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer } from './source-producer.js';

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { AmendsError, operationalError } from '../domain/amends-error.js';
-import { applyMigrations, requireCurrentSchema } from './migrations.js';
+import { applyMigrations, requireCurrentSchema } from '../store/migrations.js';
 
 /**
  * Session limits (worker.md §5): a frozen process may not hold a row lock or an open

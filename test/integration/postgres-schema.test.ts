@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
-import { migrationLockKey, migrations } from '../../src/io/migrations.js';
 import { readNamespace, registerNamespace } from '../../src/io/namespace-registry.js';
 import { pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/outbox-relay.js';
 import { Database } from '../../src/io/postgres.js';
+import { migrationLockKey, migrations } from '../../src/store/migrations.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 

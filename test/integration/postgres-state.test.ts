@@ -1,5 +1,5 @@
 /**
- * PostgresState (src/io/postgres-state.ts) against the real PostgreSQL: the store seam of
+ * PostgresState (src/store/postgres-state.ts) against the real PostgreSQL: the store seam of
  * worker.md §5–§7. Every test registers a fresh amends-test-* namespace and touches only
  * its rows (namespaces stay, as in the other integration suites).
  *
@@ -34,14 +34,14 @@ import {
 import { registerNamespace } from '../../src/io/namespace-registry.js';
 import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
 import { Database } from '../../src/io/postgres.js';
+import { StoreFailure } from '../../src/machines/ports.js';
 import {
   loadWindowSql,
   loadWindowValues,
   outboxChannel,
   PostgresState,
   storeStatementNames,
-} from '../../src/io/postgres-state.js';
-import { StoreFailure } from '../../src/machines/ports.js';
+} from '../../src/store/postgres-state.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';
 

@@ -19,8 +19,8 @@
  *   committed it.
  */
 import pg from 'pg';
-import { untilAborted } from './abortable.js';
-import { type Queryable, sessionConfig, sessionLimits } from './postgres.js';
+import { untilAborted } from '../io/abortable.js';
+import { type Queryable, sessionConfig, sessionLimits } from '../io/postgres.js';
 
 export type StatementFailureKind = 'not_sent' | 'rejected' | 'lost';
 

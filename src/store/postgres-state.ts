@@ -39,6 +39,9 @@ import {
 } from '../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
+import { assertInvariant } from '../io/invariant.js';
+import type { Database } from '../io/postgres.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';
 import {
   type PartitionRow,
   type ProcessOutcome,
@@ -47,9 +50,6 @@ import {
   type State,
   StoreFailure,
 } from '../machines/ports.js';
-import { assertInvariant } from './invariant.js';
-import type { Database } from './postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
 
 /** The NOTIFY channel a commit with new outbox envelopes signals; the payload is the namespace. */
