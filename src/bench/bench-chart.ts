@@ -1,13 +1,20 @@
 /**
  * The run's picture (artifacts/bench/<run-id>.svg): throughput bars (batch 1, the best batch,
  * the naive baseline) beside the publish → view latency distribution with its p50 and p99.
+ * A scale run's picture: the decision rate of each tenth of the backlog (the first and the
+ * last, which the target compares, marked) beside the workers' peak RSS as each tenth was
+ * decided, against the 250 MB target; the restart's figures in the subtitle.
  * A Vega-Lite spec compiled to Vega and rendered headless by Vega's own SVG renderer.
  */
 import * as vega from 'vega';
 import * as vegaLite from 'vega-lite';
-import type { BenchResult } from './bench-report.js';
+import type { AnyBenchResult, BenchResult, ScaleBenchResult } from './bench-report.js';
 
-export async function renderChart(r: BenchResult): Promise<string> {
+export async function renderChart(r: AnyBenchResult): Promise<string> {
+  return render('scale' in r ? scaleSpec(r) : fullSpec(r));
+}
+
+function fullSpec(r: BenchResult): vegaLite.TopLevelSpec {
   const t = r.throughput;
   const bars = [
     { run: 'batch 1', rps: Math.round(t.batch1_rps), kind: 'amends' },
@@ -85,6 +92,96 @@ export async function renderChart(r: BenchResult): Promise<string> {
       },
     ],
   };
+  return spec;
+}
+
+function scaleSpec(r: ScaleBenchResult): vegaLite.TopLevelSpec {
+  const s = r.scale;
+  const last = s.rps_by_tenth.length;
+  const rates = s.rps_by_tenth.map((rps, i) => ({
+    tenth: i + 1,
+    rps: rps === null ? null : Math.round(rps),
+    kind: i === 0 || i === last - 1 ? 'compared' : 'other',
+  }));
+  const rss = s.rss_mb_by_tenth.map((mb, i) => ({ tenth: i + 1, mb }));
+  const figure = (v: number | null, digits: number, unit: string) =>
+    v === null ? 'n/a' : `${v.toFixed(digits)} ${unit}`;
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `amends scale run ${r.run_id} (${s.shape})`,
+      subtitle: [
+        // Short lines: without a canvas, Vega estimates text widths generously and sizes the SVG by them.
+        `${s.records.toLocaleString('en')} records, ${s.transactions.toLocaleString('en')} transactions, ${s.keys.toLocaleString('en')} keys on ${s.partitions} partitions`,
+        `${s.workers} workers at batch ${s.batch_size}; peak worker RSS ${figure(s.rss_mb_peak, 0, 'MB')}`,
+        `SIGKILL + restart -> next decision ${figure(s.restart_to_decision_s, 2, 's')}`,
+        `claim -> first commit ${figure(s.first_commit_after_claim_ms, 1, 'ms')}`,
+      ],
+    },
+    config: { font: 'sans-serif', view: { stroke: null } },
+    hconcat: [
+      {
+        title: `decision rate per tenth (last / first ${s.ratio_last_to_first === null ? 'n/a' : s.ratio_last_to_first.toFixed(2)}x)`,
+        width: 320,
+        height: 220,
+        data: { values: rates },
+        layer: [
+          {
+            mark: { type: 'bar' },
+            encoding: {
+              x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog', axis: { labelAngle: 0 } },
+              y: { field: 'rps', type: 'quantitative', title: 'records/s' },
+              color: {
+                field: 'kind',
+                type: 'nominal',
+                scale: { domain: ['compared', 'other'], range: ['#4c78a8', '#9ecae9'] },
+                legend: null,
+              },
+            },
+          },
+          {
+            mark: { type: 'text', dy: -6, fontSize: 9 },
+            encoding: {
+              x: { field: 'tenth', type: 'ordinal' },
+              y: { field: 'rps', type: 'quantitative' },
+              text: { field: 'rps', type: 'quantitative', format: ',' },
+            },
+          },
+        ],
+      },
+      {
+        title: 'peak worker RSS (VmHWM) as each tenth was decided',
+        width: 320,
+        height: 220,
+        layer: [
+          {
+            data: { values: rss },
+            mark: { type: 'line', point: true },
+            encoding: {
+              x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog decided', axis: { labelAngle: 0 } },
+              y: { field: 'mb', type: 'quantitative', title: 'MB', scale: { zero: true } },
+            },
+          },
+          {
+            data: { values: [{ mb: 250, label: 'target 250 MB' }] },
+            layer: [
+              {
+                mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] },
+                encoding: { y: { field: 'mb', type: 'quantitative' } },
+              },
+              {
+                mark: { type: 'text', align: 'left', x: 4, dy: 10, color: '#e45756' },
+                encoding: { y: { field: 'mb', type: 'quantitative' }, text: { field: 'label', type: 'nominal' } },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+async function render(spec: vegaLite.TopLevelSpec): Promise<string> {
   const compiled = vegaLite.compile(spec).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
   try {

@@ -53,17 +53,22 @@ export class BenchContext {
     return r.stdout;
   }
 
-  /** A fresh two-partition source topic (source-create with the two-key fixture config). */
-  createSource(suffix: string): { manifest: Manifest; path: string } {
+  /**
+   * A fresh source topic: by default two partitions with the two-key fixture config
+   * (source-create --config fixtures/two-keys.config.json), or the given config file and
+   * partition count.
+   */
+  createSource(
+    suffix: string,
+    layout: { configPath: string; partitions: number } = {
+      configPath: join(repoRoot, 'fixtures', 'two-keys.config.json'),
+      partitions: 2,
+    },
+  ): { manifest: Manifest; path: string } {
     const namespace = this.name(suffix);
     const text = this.amendsctl([
-      'source-create',
-      '--namespace',
-      namespace,
-      '--topic',
-      namespace,
-      '--config',
-      join(repoRoot, 'fixtures', 'two-keys.config.json'),
+      ...['source-create', '--namespace', namespace, '--topic', namespace],
+      ...['--partitions', String(layout.partitions), '--config', layout.configPath],
     ]);
     const path = join(this.runDir, `${namespace}.manifest.json`);
     writeFileSync(path, text);

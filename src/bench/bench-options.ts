@@ -1,8 +1,27 @@
 /**
  * The benchmark's knobs (`npm run bench -- --records 200000 …`): the full run's defaults are
- * quality.md's sizes; the smoke test passes tiny ones.
+ * quality.md's sizes; the smoke test passes tiny ones. `--scale` selects the scale run
+ * instead (issue 13): its sizes come from `--scale-shape` and the `--scale-*` knobs.
  */
 import { parseArgs } from 'node:util';
+
+export type ScaleShapeName = 'narrow' | 'wide';
+
+/** The scale run's two shapes (quality.md "Scale run"): 2 keys on 2 partitions, or 2,000 keys on 8. */
+export const scaleShapes: Record<ScaleShapeName, { keys: number; partitions: number; workers: number }> = {
+  narrow: { keys: 2, partitions: 2, workers: 2 },
+  wide: { keys: 2_000, partitions: 8, workers: 4 },
+};
+
+export interface ScaleOptions {
+  shape: ScaleShapeName;
+  records: number;
+  keys: number;
+  partitions: number;
+  workers: number;
+  /** The best batch size of the latest quiet full run (docs/benchmarks.md): 500. */
+  batchSize: number;
+}
 
 export interface BenchOptions {
   records: number;
@@ -15,7 +34,12 @@ export interface BenchOptions {
   fsyncSecondsPerTest: number;
   outDir: string;
   runId: string;
+  /** Set by `--scale`: run the scale phase only (machine, versions, then the scale run). */
+  scale: ScaleOptions | null;
 }
+
+const scaleRecordsMin = 1_000;
+const scaleBatchSizeMax = 10_000;
 
 export function parseBenchOptions(argv: readonly string[], defaultOutDir: string): BenchOptions {
   const { values } = parseArgs({
@@ -31,6 +55,13 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
       'fsync-s': { type: 'string', default: '1' },
       out: { type: 'string', default: defaultOutDir },
       'run-id': { type: 'string' },
+      scale: { type: 'boolean', default: false },
+      'scale-shape': { type: 'string', default: 'narrow' },
+      'scale-records': { type: 'string', default: '2000000' },
+      'scale-keys': { type: 'string' },
+      'scale-partitions': { type: 'string' },
+      'scale-workers': { type: 'string' },
+      'scale-batch-size': { type: 'string', default: '500' },
     },
     strict: true,
   });
@@ -55,5 +86,33 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
     runId:
       values['run-id'] ??
       `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase()}-${Math.random().toString(36).slice(2, 6)}`,
+    scale: values.scale === true ? parseScaleOptions(values, positive) : null,
   };
+}
+
+function parseScaleOptions(
+  values: Record<string, string | boolean | undefined>,
+  positive: (name: string, text: string | undefined) => number,
+): ScaleOptions {
+  const shape = values['scale-shape'];
+  if (shape !== 'narrow' && shape !== 'wide') throw new Error(`--scale-shape must be narrow or wide, got ${shape}`);
+  const defaults = scaleShapes[shape];
+  const text = (name: string, fallback: number) => {
+    const v = values[name];
+    return typeof v === 'string' ? v : String(fallback);
+  };
+  const options: ScaleOptions = {
+    shape,
+    records: positive('scale-records', text('scale-records', 2_000_000)),
+    keys: positive('scale-keys', text('scale-keys', defaults.keys)),
+    partitions: positive('scale-partitions', text('scale-partitions', defaults.partitions)),
+    workers: positive('scale-workers', text('scale-workers', defaults.workers)),
+    batchSize: positive('scale-batch-size', text('scale-batch-size', 500)),
+  };
+  if (options.records < scaleRecordsMin) throw new Error(`--scale-records must be at least ${scaleRecordsMin}`);
+  // Keys go to partitions round-robin: every partition needs one, or it never has a decision.
+  if (options.keys < options.partitions) throw new Error('--scale-keys must be at least --scale-partitions');
+  if (options.workers > options.partitions) throw new Error('--scale-workers must be at most --scale-partitions');
+  if (options.batchSize > scaleBatchSizeMax) throw new Error(`--scale-batch-size must be at most ${scaleBatchSizeMax}`);
+  return options;
 }

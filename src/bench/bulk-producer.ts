@@ -19,6 +19,8 @@ export interface BulkProducerOptions {
   topic: string;
   /** librdkafka's linger: large for a backlog (fewer, bigger requests), small for latency. */
   lingerMs: number;
+  /** librdkafka's local queue (records): a bound on the harness's own memory. Default 1,000,000. */
+  queueMaxMessages?: number;
 }
 
 export class BulkProducer {
@@ -57,7 +59,7 @@ export class BulkProducer {
       'batch.num.messages': 10_000,
       'batch.size': 4_000_000,
       'compression.type': 'lz4',
-      'queue.buffering.max.messages': 1_000_000,
+      'queue.buffering.max.messages': options.queueMaxMessages ?? 1_000_000,
       'queue.buffering.max.kbytes': 1_048_576,
       dr_cb: true,
     });

@@ -6,6 +6,8 @@
  *
  * Corrections and cancels touch recent transactions only, so a change amends the last few
  * days and not the whole history (a real ledger's corrections are mostly recent too).
+ * Each record says what it is (`kind`, not published), so a harness can count the distinct
+ * transactions it published without keeping them.
  */
 import { addDays } from '../domain/calendar-day.js';
 import { canonicalJson } from '../domain/canonical-json.js';
@@ -16,7 +18,11 @@ export interface TrafficRecord {
   partition: number;
   key: Buffer;
   value: Buffer;
+  /** What the record is (not published): `post` starts a new transaction (rev 1). */
+  kind: TrafficKind;
 }
+
+export type TrafficKind = 'post' | 'correction' | 'cancel' | 'redelivery' | 'stale' | 'garbage';
 
 export interface TrafficOptions {
   /** The configured stock keys; records are spread over them round-robin. */
@@ -57,21 +63,27 @@ class KeyStream {
     const target =
       this.recent.length > 10 ? this.recent[this.recent.length - 1 - Math.floor(this.random() * 10)] : undefined;
     let value: Buffer;
+    let kind: TrafficKind;
     if (target !== undefined && roll < 0.04 && target.op === 'post') {
       // A correction: the same transaction, a higher revision, another quantity.
       target.rev += 1;
       target.qty = this.quantity();
       value = this.envelope(target);
+      kind = 'correction';
     } else if (target !== undefined && roll < 0.06 && target.op === 'post') {
       target.rev += 1;
       target.op = 'cancel';
       value = this.envelope(target);
+      kind = 'cancel';
     } else if (target !== undefined && roll < 0.09) {
       value = this.envelope(target); // a redelivery of the current revision: DUPLICATE
+      kind = 'redelivery';
     } else if (target !== undefined && roll < 0.1 && target.rev > 1) {
       value = this.envelope({ ...target, rev: target.rev - 1 }); // an older revision: STALE
+      kind = 'stale';
     } else if (roll < 0.11) {
       value = Buffer.from('{"not":"an envelope"', 'utf8'); // garbage: MALFORMED, quarantined
+      kind = 'garbage';
     } else {
       const day = addDays(this.options.firstDay, Math.floor(this.posts / this.options.postsPerDay));
       const txn: Txn = { txn: `${this.options.txnPrefix}${this.posts}`, rev: 1, op: 'post', day, qty: this.quantity() };
@@ -79,8 +91,9 @@ class KeyStream {
       this.recent.push(txn);
       if (this.recent.length > 64) this.recent.shift();
       value = this.envelope(txn);
+      kind = 'post';
     }
-    return { partition: this.stockKey.partition, key: this.keyBytes, value };
+    return { partition: this.stockKey.partition, key: this.keyBytes, value, kind };
   }
 
   private quantity(): number {

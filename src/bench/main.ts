@@ -11,6 +11,13 @@
  *   node dist/bench/main.js [--records N] [--batch-sizes 100,500,2000,5000] [--batch1-window-s 30]
  *     [--latency-rps 1000] [--latency-s 20] [--warmup-s 3] [--steady-s 4] [--fsync-s 1]
  *     [--out DIR] [--run-id ID]
+ *
+ * `--scale` runs the scale phase instead (issue 13, scale-run.ts), alone: machine and
+ * versions, then one shape's backlog, its decision, and a restart with the history behind it.
+ *
+ *   node dist/bench/main.js --scale [--scale-shape narrow|wide] [--scale-records 2000000]
+ *     [--scale-keys K] [--scale-partitions P] [--scale-workers W] [--scale-batch-size 500]
+ *     [--out DIR] [--run-id ID]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,7 +27,7 @@ import { profileAttempts } from './attempt-log-profile.js';
 import { renderChart } from './bench-chart.js';
 import { BenchContext, repoRoot } from './bench-context.js';
 import { parseBenchOptions } from './bench-options.js';
-import { type BenchResult, formatTable, judgeTargets } from './bench-report.js';
+import { type BenchResult, formatTable, judgeTargets, type ScaleBenchResult } from './bench-report.js';
 import { BulkProducer } from './bulk-producer.js';
 import { measureCommitFloor } from './commit-floor.js';
 import { probeFsync } from './fsync-probe.js';
@@ -32,6 +39,7 @@ import { measureNaive } from './naive-throughput.js';
 import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';
 import { describeMachine, describeVersions } from './run-environment.js';
+import { measureScale } from './scale-run.js';
 import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
 
 const naivePollSize = 500;
@@ -50,6 +58,40 @@ const ctx = new BenchContext(
 const startedAt = new Date().toISOString();
 let exitCode = 0;
 try {
+  const result = options.scale === null ? await fullRun() : await scaleRun(options.scale);
+  mkdirSync(options.outDir, { recursive: true });
+  const jsonPath = join(options.outDir, `${options.runId}.json`);
+  const svgPath = join(options.outDir, `${options.runId}.svg`);
+  writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(svgPath, await renderChart(result));
+  process.stdout.write(`\n${formatTable(result)}\n\n`);
+  say(`wrote ${jsonPath}\nwrote ${svgPath}`);
+} catch (error) {
+  say(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  exitCode = 1;
+} finally {
+  await ctx.close();
+}
+process.exit(exitCode);
+
+async function scaleRun(scale: NonNullable<typeof options.scale>): Promise<ScaleBenchResult> {
+  say(`bench ${options.runId}: scale run (${scale.shape}); logs in ${runDir}`);
+  const machine = describeMachine();
+  const versions = await describeVersions(ctx.pool);
+  const measured = await measureScale(ctx, scale);
+  machine.load_average_end = os.loadavg().map((l) => Math.round(l * 100) / 100);
+  const partial = {
+    run_id: options.runId,
+    started_at: startedAt,
+    finished_at: new Date().toISOString(),
+    scale: measured,
+    machine,
+    versions,
+  };
+  return { ...partial, targets: judgeTargets(partial) };
+}
+
+async function fullRun(): Promise<BenchResult> {
   say(`bench ${options.runId}: ${options.records.toLocaleString('en')} records; logs in ${runDir}`);
   const machine = describeMachine();
   say('pg_test_fsync …');
@@ -146,18 +188,5 @@ try {
     versions,
     latency_distribution_ms: distribution,
   };
-  const result: BenchResult = { ...partial, targets: judgeTargets(partial) };
-  mkdirSync(options.outDir, { recursive: true });
-  const jsonPath = join(options.outDir, `${options.runId}.json`);
-  const svgPath = join(options.outDir, `${options.runId}.svg`);
-  writeFileSync(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(svgPath, await renderChart(result));
-  process.stdout.write(`\n${formatTable(result)}\n\n`);
-  say(`wrote ${jsonPath}\nwrote ${svgPath}`);
-} catch (error) {
-  say(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  exitCode = 1;
-} finally {
-  await ctx.close();
+  return { ...partial, targets: judgeTargets(partial) };
 }
-process.exit(exitCode);

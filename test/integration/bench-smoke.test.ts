@@ -2,15 +2,16 @@
  * The benchmark harness end to end on a tiny backlog (quality.md "Benchmarks": a smoke test
  * in npm test): every phase runs on the real stack, and the result must be well-formed —
  * every field present, figures finite and positive where they must be, targets judged, the
- * SVG a well-formed <svg> document. No timing is asserted: these figures are from a tiny,
- * shared machine and mean nothing.
+ * SVG a well-formed <svg> document. The scale run (`--scale`, both shapes) likewise, on
+ * 2,000 records. No timing is asserted: these figures are from a tiny, shared machine and
+ * mean nothing.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BenchResult } from '../../src/bench/bench-report.js';
+import type { BenchResult, ScaleBenchResult } from '../../src/bench/bench-report.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
 import { wellFormedXmlRoot } from '../support/xml-well-formed.js';
@@ -116,4 +117,73 @@ describe('npm run bench on a tiny backlog', () => {
     expect(svg).toContain('xmlns="http://www.w3.org/2000/svg"');
     expect(svg).toContain('naive baseline');
   });
+});
+
+describe('npm run bench -- --scale on a tiny backlog', () => {
+  const shapes = [
+    { shape: 'narrow', keys: 2, partitions: 2, workers: 2 },
+    { shape: 'wide', keys: 2000, partitions: 8, workers: 4 },
+  ] as const;
+  for (const { shape, keys, partitions, workers } of shapes) {
+    it(`${shape}: writes a well-formed "scale" result, a table and an SVG chart`, { timeout: 90_000 }, async () => {
+      requireBuild();
+      const id = `${runId}-scale-${shape}`;
+      const run = await runBench([
+        ...['--scale', '--scale-shape', shape, '--scale-records', '2000', '--scale-batch-size', '100'],
+        ...['--out', outDir, '--run-id', id],
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+
+      const r = JSON.parse(readFileSync(join(outDir, `${id}.json`), 'utf8')) as ScaleBenchResult;
+      expect(r.run_id).toBe(id);
+      const s = r.scale;
+      expect(s.shape).toBe(shape);
+      expect(s.records).toBe(2000);
+      expect(s.keys).toBe(keys);
+      expect(s.partitions).toBe(partitions);
+      expect(s.workers).toBe(workers);
+      expect(s.batch_size).toBe(100);
+      positive(s.transactions, 'transactions');
+      expect(s.transactions).toBeLessThanOrEqual(2000);
+      // Every record of the backlog decided once, by acknowledged commits the logs show.
+      expect(s.tenths.records).toBe(2000);
+      positive(s.rps_first_tenth, 'rps_first_tenth');
+      positive(s.rps_last_tenth, 'rps_last_tenth');
+      positive(s.ratio_last_to_first, 'ratio_last_to_first');
+      expect(s.rps_by_tenth).toHaveLength(10);
+      expect(s.per_partition.map((p) => p.partition)).toEqual([...Array(partitions).keys()]);
+      expect(s.per_partition.reduce((a, p) => a + p.records, 0)).toBe(2000);
+
+      positive(s.rss_mb_peak, 'rss_mb_peak');
+      positive(s.rss_mb_at_reference, 'rss_mb_at_reference');
+      expect(s.rss_reference_records).toBe(200);
+      expect(s.rss_mb_by_tenth).toHaveLength(10);
+      // The workers and the restarted one.
+      expect(s.rss_mb_per_worker).toHaveLength(workers + 1);
+      expect(s.rss_mb_per_worker.filter((w) => w.restarted)).toHaveLength(1);
+
+      expect(s.restart.failure).toBeNull();
+      positive(s.restart_to_decision_s, 'restart_to_decision_s');
+      positive(s.first_commit_after_claim_ms, 'first_commit_after_claim_ms');
+      positive(s.restart.restart_to_claim_s, 'restart_to_claim_s');
+      positive(s.restart.history_transactions, 'history_transactions');
+      expect(s.restart.first_store_call_ms.length).toBe(s.restart.partitions.length);
+
+      expect(r.targets).toHaveLength(5);
+      for (const target of r.targets) {
+        expect(typeof target.met).toBe('boolean');
+        // 2,000 records are not the issue's size: no scale target can be met.
+        expect(target.met, target.target).toBe(false);
+      }
+      positive(r.machine.cpus, 'machine.cpus');
+      expect(typeof r.versions.postgresql).toBe('string');
+
+      expect(run.stdout).toContain('decision rate, last tenth');
+      expect(run.stdout).toContain('MISSED');
+
+      const svg = readFileSync(join(outDir, `${id}.svg`), 'utf8');
+      expect(wellFormedXmlRoot(svg)).toBe('svg');
+      expect(svg).toContain('decision rate per tenth');
+    });
+  }
 });
