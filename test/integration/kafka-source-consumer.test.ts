@@ -10,6 +10,7 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
+import type { FairPartitionBuffer } from '../../src/io/fair-partition-buffer.js';
 import { withKafkaAdmin } from '../../src/io/kafka-admin.js';
 import {
   KafkaSourceConsumer,
@@ -77,6 +78,8 @@ interface MemberBehaviour {
   /** Delay before answering a revocation with unassign. */
   unassignDelayMs?: number;
   maxRecords?: number;
+  /** A pause after each poll (the time a decision would take). */
+  pollDelayMs?: number;
 }
 
 /** A group member driven like the runtime drives it: serial polls, rebalances answered later. */
@@ -144,6 +147,7 @@ class Member {
           return;
         }
       }
+      if (this.behaviour.pollDelayMs !== undefined) await sleep(this.behaviour.pollDelayMs);
     }
   }
 
@@ -172,6 +176,16 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** The longest run of equal consecutive values. */
+function longestRun(values: readonly number[]): number {
+  let longest = 0;
+  for (let i = 0, run = 0; i < values.length; i++) {
+    run = i > 0 && values[i] === values[i - 1] ? run + 1 : 1;
+    longest = Math.max(longest, run);
+  }
+  return longest;
+}
+
 function bytes(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text));
 }
@@ -195,6 +209,8 @@ describe('kafka source consumer', () => {
       'session.timeout.ms': 6000,
       'max.poll.interval.ms': 60000,
       'group.instance.id': 'worker-a',
+      // A resumed partition fetches again within 10 ms, not librdkafka's 1 s (fair-partition-buffer.ts).
+      'fetch.queue.backoff.ms': 10,
     });
     expect(topic).toEqual({ 'auto.offset.reset': 'error' });
     expect(sourceConsumerConfig({ brokers: testBrokers, namespace: 'n', topic: 't' }).global).not.toHaveProperty(
@@ -556,5 +572,58 @@ describe('kafka source consumer', () => {
     } finally {
       await consumer.close(never);
     }
+  });
+
+  it('takes two backlogged partitions in turns through pauses and resumes, and a rebalance lifts every pause', async () => {
+    const perPartition = 2_000;
+    const topic = await sourceTopic([...numberedRecords(0, perPartition), ...numberedRecords(1, perPartition)]);
+    const namespace = testName('ns');
+    // A share of 200 records a partition: a partition is paused at 200 and resumed at 100, so
+    // with a poll every 20 ms each stays paused about 4 s after each refill.
+    const options = { namespace, topic, bufferLimits: { records: 400, bytes: 1_048_576 } };
+    const pace: MemberBehaviour = { maxRecords: 1, pollDelayMs: 20 };
+    const first = new Member('fair-first', options, pace);
+    await first.start();
+    await eventually('the first member read 200 records', async () => first.records.length >= 200, 20_000);
+    const early = first.records.slice(0, 200);
+    const runs = longestRun(early.map((r) => r.partition));
+    for (const p of [0, 1]) {
+      const offsets = early.filter((r) => r.partition === p).map((r) => r.offset);
+      expect(offsets, `partition ${p} in order from 0`).toEqual(offsets.map((_, i) => i));
+    }
+    console.info(
+      `fair read-ahead: of the first 200 records ${early.filter((r) => r.partition === 0).length} of partition 0, longest run of one partition ${runs}`,
+    );
+    expect(runs).toBeLessThanOrEqual(2);
+
+    // librdkafka keeps an application pause through unassign and assign: rebalance while both
+    // partitions are paused, so a pause the adapter did not lift would silence the first member.
+    const buffer = (first.consumer as unknown as { buffer: FairPartitionBuffer }).buffer;
+    await eventually('both partitions paused', async () => buffer.pausedPartitions().length === 2, 20_000);
+    const second = new Member('fair-second', options, { maxRecords: 100 });
+    await second.start();
+    // Once the revocation is answered (the pauses were in place until then), read on quickly.
+    await eventually('the first member unassigned', async () => first.of('answered').length >= 2, 20_000);
+    Object.assign(pace, { maxRecords: 100, pollDelayMs: undefined });
+    // After the eager rebalance each member reads its one partition from offset 0 (the store's
+    // position here) to the end: a pause left over from before would keep the first one silent.
+    const readAgain = (member: Member) => {
+      const last = member.records.findLastIndex((r) => r.offset === 0);
+      return last < 0 ? [] : member.records.slice(last);
+    };
+    const complete = (member: Member) => {
+      const records = readAgain(member);
+      const partition = records[0]?.partition;
+      return records.length === perPartition && records.every((r, i) => r.partition === partition && r.offset === i);
+    };
+    await eventually(
+      'each member read its partition again, whole and in order',
+      async () =>
+        second.of('answered').length === 1 && first.of('answered').length === 3 && complete(first) && complete(second),
+      40_000,
+    );
+    expect(new Set([readAgain(first)[0]?.partition, readAgain(second)[0]?.partition])).toEqual(new Set([0, 1]));
+    expect(first.pollError).toBeUndefined();
+    expect(second.pollError).toBeUndefined();
   });
 });
