@@ -188,13 +188,18 @@ export class FairPartitionBuffer {
 
   /**
    * Pauses partitions that reached their share; resumes paused ones drained to half of it, so
-   * the refetch lands while the other half is served.
+   * the refetch lands while the other half is served. A lone partition takes no turns and is
+   * never paused: its reads already stop at its share (each poll asks for at most what the
+   * last take freed), and a resume costs a refetch that librdkafka starts only at its broker
+   * thread's next wake-up (measured: 2 workers at batch 500 decided 3,950 records/s while their
+   * store calls allowed 13,000, polls waiting on refetches after every other pause).
    */
   private applyFlow(reader: QueueReader): void {
     const pause: number[] = [];
     const resume: number[] = [];
+    const takesTurns = this.queues.size > 1;
     for (const [partition, q] of this.queues) {
-      const full = size(q) >= this.share.records || q.bytes >= this.share.bytes;
+      const full = takesTurns && (size(q) >= this.share.records || q.bytes >= this.share.bytes);
       const drained = size(q) <= this.share.records / 2 && q.bytes <= this.share.bytes / 2;
       if (!q.paused && full) pause.push(partition);
       if (q.paused && drained) resume.push(partition);

@@ -175,10 +175,26 @@ describe('FairPartitionBuffer', () => {
     expect(buffer.pausedPartitions()).toEqual([0, 1]);
   });
 
-  it('resumes a paused partition at half its share, and the queue goes on after the last record read', async () => {
+  it('never pauses a lone partition, and keeps its buffer within its share', async () => {
+    const figures = await drain(
+      { backlogs: [1_000], runLength: 1_000, queueMin: 1 },
+      { records: 10, bytes: 1_000_000 },
+      3,
+    );
+    expect(figures.served).toEqual([offsets(1_000)]);
+    expect(figures.mostBuffered).toBeLessThanOrEqual(10);
     const model = new ModelQueue({ backlogs: [1_000], runLength: 1_000, queueMin: 1 });
     const buffer = new FairPartitionBuffer({ records: 10, bytes: 1_000_000 });
     buffer.reset([0]);
+    for (let i = 0; i < 50; i++) await buffer.poll(1, 250, model);
+    expect([model.pauses, model.resumes]).toEqual([[], []]);
+  });
+
+  it('resumes a paused partition at half its share, and the queue goes on after the last record read', async () => {
+    // Two assigned partitions (the second idle): the first takes turns, so it is paused when full.
+    const model = new ModelQueue({ backlogs: [1_000, 0], runLength: 1_000, queueMin: 1 });
+    const buffer = new FairPartitionBuffer({ records: 20, bytes: 1_000_000 });
+    buffer.reset([0, 1]);
     const taken: number[] = [];
     for (let i = 0; i < 5; i++) taken.push(...(await buffer.poll(1, 250, model)).map((r) => r.offset));
     expect(model.pauses).toEqual([[0]]);
