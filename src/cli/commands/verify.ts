@@ -45,7 +45,8 @@ export const verifyCommand = defineCommand({
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --json         one JSON document: verdict, reasons, partitions, counts, differences
+    --json         one JSON document: verdict, reasons, partitions, counts, differences;
+                   {"verdict":"ERROR","reasons":[…]} (exit 1) when it cannot compare
     --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
     --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
 
