@@ -12,7 +12,7 @@ import { testBrokers } from '../support/endpoints.js';
 import { fixturePath } from '../support/fixture-stories.js';
 import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';
 import { addPartitions, eventually, numberedRecords, TestProducer } from '../support/kafka-source-fixtures.js';
-import { createTestTopic, deleteTestTopics, topicExists } from '../support/kafka-test-tools.js';
+import { deleteTestTopics, recreateTestTopic, topicExists } from '../support/kafka-test-tools.js';
 import { amendsctl, createSource, loadFile, type TestSource, workerEnv } from '../support/worker-process.js';
 
 const topics = new Set<string>();
@@ -135,7 +135,7 @@ describe('amendsctl inspect: source status', () => {
     expect(missingLines.join('\n')).not.toContain('unreachable');
     expect(missingLines.filter((l) => l.startsWith('source topic topic_missing: '))).toHaveLength(1);
 
-    const recreated = await createAgain(source.topic, 2);
+    const recreated = await recreateTestTopic(source.topic, 2);
     expect(recreated).not.toBe(incarnation);
     // The new topic has records of its own: their ends must not pass for the namespace's.
     const producer = await TestProducer.open();
@@ -155,25 +155,3 @@ describe('amendsctl inspect: source status', () => {
     expectNoEndsShown(changedLines, 2);
   });
 });
-
-/** Creates the topic again (the deletion may still be completing) and returns its new incarnation. */
-async function createAgain(topic: string, partitions: number): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await createTestTopic(topic, partitions);
-      break;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  for (;;) {
-    const raw = await rawTopicMetadata(testBrokers, topic);
-    if (raw.errorCode === 0 && /[1-9a-f]/.test(raw.topicIdHex) && raw.partitions === partitions) {
-      return `kafka:${raw.topicIdHex}`;
-    }
-    if (Date.now() > deadline) throw new Error(`recreated topic ${topic} has no UUID in metadata`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

@@ -14,23 +14,12 @@ import { Database } from '../../src/io/postgres.js';
 import { migrationLockKey, migrations } from '../../src/store/migrations.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
+import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 
-const ownSchemas: string[] = [];
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
 
-/** A URL whose sessions see only `schema` (plus pg_catalog). */
-function urlForSchema(schema: string): string {
-  const url = new URL(testDatabaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
-
-async function freshSchema(): Promise<string> {
-  const schema = testName('amends_test').replaceAll('-', '_');
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  ownSchemas.push(schema);
-  return schema;
-}
+const schemas = new TestSchemas(admin, 'amends_test');
+const freshSchema = () => schemas.fresh();
 
 function manifestFor(namespace: string, origin = '2026-03-01'): Manifest {
   return {
@@ -82,7 +71,7 @@ beforeAll(async () => {
   await admin.connect();
 });
 afterAll(async () => {
-  for (const schema of ownSchemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await schemas.dropAll();
   await admin.end();
 });
 

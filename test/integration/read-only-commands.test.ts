@@ -21,25 +21,15 @@ import {
   runAmendsctl,
 } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
+import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import { scratchFile } from '../support/worker-process.js';
 
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
-const ownSchemas: string[] = [];
 /** A pty run that has not exited by then draws a dashboard: it did not refuse. */
 const ptyBudgetMs = 20_000;
 
-function urlForSchema(schema: string): string {
-  const url = new URL(testDatabaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
-
-async function freshSchema(): Promise<string> {
-  const schema = testName('amends_test_ro').replaceAll('-', '_');
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  ownSchemas.push(schema);
-  return schema;
-}
+const schemas = new TestSchemas(admin, 'amends_test_ro');
+const freshSchema = () => schemas.fresh();
 
 /** A valid manifest of a namespace no process has used (its topic need not exist). */
 function unknownManifest(): { path: string; namespace: string } {
@@ -138,7 +128,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const schema of ownSchemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await schemas.dropAll();
   await admin.end();
 });
 

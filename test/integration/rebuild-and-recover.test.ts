@@ -21,8 +21,7 @@ import {
   runAmendsctl,
 } from '../support/amendsctl-process.js';
 import { testBrokers, testName } from '../support/endpoints.js';
-import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';
-import { createTestTopic, deleteTestTopics, describeTestGroup, topicExists } from '../support/kafka-test-tools.js';
+import { deleteTestTopics, describeTestGroup, recreateTestTopic, topicExists } from '../support/kafka-test-tools.js';
 import {
   amendsctl,
   createSource,
@@ -73,27 +72,6 @@ async function deleteTopic(topic: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (await topicExists(topic)) {
     if (Date.now() > deadline) throw new Error(`topic ${topic} still exists 20 s after its deletion`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Creates a topic of the same name again: the broker gives it a new UUID. */
-async function createAgain(topic: string, partitions: number): Promise<string> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await createTestTopic(topic, partitions);
-      break;
-    } catch (error) {
-      // A deletion may still be completing on the controller.
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  for (;;) {
-    const raw = await rawTopicMetadata(testBrokers, topic);
-    if (raw.errorCode === 0 && /[1-9a-f]/.test(raw.topicIdHex)) return `kafka:${raw.topicIdHex}`;
-    if (Date.now() > deadline) throw new Error(`recreated topic ${topic} has no UUID in metadata`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -292,7 +270,7 @@ describe('a deleted, then recreated source topic', () => {
       expect(gone.line).toContain(incarnation);
     }
 
-    const recreated = await createAgain(doomed.topic, doomed.manifest.config.partitions);
+    const recreated = await recreateTestTopic(doomed.topic, doomed.manifest.config.partitions);
     expect(recreated).not.toBe(incarnation);
     for (const args of [rebuildArgs, recoverArgs]) {
       const refused = await refusal(args);

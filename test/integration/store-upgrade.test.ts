@@ -17,10 +17,11 @@ import { registerNamespace } from '../../src/io/namespace-registry.js';
 import { Database } from '../../src/io/postgres.js';
 import { applyMigrations } from '../../src/store/migrations.js';
 import { requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
-import { testDatabaseUrl, testName } from '../support/endpoints.js';
+import { testDatabaseUrl } from '../support/endpoints.js';
 import { allStories, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import { writeAsSchemaV4 } from '../support/store-v4-writer.js';
+import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import {
   createSource,
   loadFile,
@@ -35,13 +36,9 @@ import {
 
 const topics = new Set<string>();
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
-const schema = testName('amends_test_upgrade').replaceAll('-', '_');
-const schemaUrl = (() => {
-  const url = new URL(testDatabaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-})();
-const env = { ...workerEnv, AMENDS_DATABASE_URL: schemaUrl };
+const schemas = new TestSchemas(admin, 'amends_test_upgrade');
+let schemaUrl: string;
+let env: Record<string, string>;
 let probe: StoreProbe;
 
 /** Every row the old build wrote, in a fixed order, as text: what an upgrade must not change. */
@@ -99,13 +96,14 @@ async function verifyPasses(source: TestSource): Promise<void> {
 beforeAll(async () => {
   requireBuild();
   await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  schemaUrl = urlForSchema(await schemas.fresh());
+  env = { ...workerEnv, AMENDS_DATABASE_URL: schemaUrl };
   probe = new StoreProbe(schemaUrl);
 });
 afterAll(async () => {
   await stopAllWorkers();
   await probe.close();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await schemas.dropAll();
   await admin.end();
   await deleteTestTopics(topics);
 });

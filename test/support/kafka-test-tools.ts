@@ -7,6 +7,7 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import kafkajs from 'kafkajs';
 import { testBrokers } from './endpoints.js';
+import { rawTopicMetadata } from './kafka-raw-metadata.js';
 
 const timeoutMs = 10_000;
 
@@ -119,5 +120,29 @@ export async function describeTestGroup(groupId: string): Promise<kafkajs.GroupD
     return groups[0];
   } finally {
     await admin.disconnect();
+  }
+}
+
+/**
+ * Creates `topic` again after a deletion (the controller may still be finishing it) and waits
+ * until its new UUID shows in metadata; returns the new incarnation (`kafka:` + UUID).
+ */
+export async function recreateTestTopic(topic: string, partitions: number): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await createTestTopic(topic, partitions);
+      break;
+    } catch (error) {
+      // A deletion may still be completing on the controller.
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  for (;;) {
+    const raw = await rawTopicMetadata(testBrokers, topic);
+    if (raw.errorCode === 0 && /[1-9a-f]/.test(raw.topicIdHex)) return `kafka:${raw.topicIdHex}`;
+    if (Date.now() > deadline) throw new Error(`recreated topic ${topic} has no UUID in metadata`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
