@@ -62,11 +62,6 @@ export function batchNeeds(screened: readonly Screened[]): Map<string, KeyNeeds>
   return needs;
 }
 
-/** The batch's transactions of one key, each once. */
-export function batchTxns(needs: KeyNeeds): string[] {
-  return [...new Set(needs.revisions.map((r) => r.txn))];
-}
-
 /**
  * The earliest day the batch may touch, given the stored authority of its transactions
  * (absent: a new transaction); undefined when it can touch none.

@@ -315,16 +315,15 @@ export class PostgresState implements State {
     const screened = records.map((record) => screenRecord(record, this.config));
     const needs = batchNeeds(screened);
     // A batch that needs no key state (every record decided by checks 1–6) reads nothing.
-    const windows = needs.size === 0 ? new Map<string, KeyWindow>() : undefined;
-    let loaded: LoadedWindows | undefined;
-    if (windows === undefined) {
-      loaded = await this.loadWindows(partition, needs, signal);
+    let keys = new Map<string, KeyWindow>();
+    if (needs.size > 0) {
+      const loaded = await this.loadWindows(partition, needs, signal);
       // Epochs and frontiers only grow, so an answer read without the row lock stays true.
       if (loaded.row.epoch !== epoch) return { kind: 'fenced', epoch: loaded.row.epoch };
       if (loaded.row.frontier !== expectedFrontier)
         return { kind: 'unexpected_frontier', frontier: loaded.row.frontier };
+      keys = loaded.keys;
     }
-    const keys = windows ?? (loaded as LoadedWindows).keys;
 
     let results: DecideResult[];
     try {
@@ -604,43 +603,32 @@ function changedDays(keys: ReadonlyMap<string, KeyWindow>, results: readonly Dec
  * decide on a partial history. Checked here, where the data crosses into the engine.
  */
 function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): Map<string, KeyWindow> {
-  const authority = new Map<string, Map<string, AuthorityEntry>>();
-  const days = new Map<string, DayRow[]>();
-  const causes = new Map<string, Map<string, number>>();
-  for (const id of needs.keys()) {
-    authority.set(id, new Map());
-    days.set(id, []);
-    causes.set(id, new Map());
-  }
+  const rows = new Map<string, { authority: Map<string, AuthorityEntry>; days: DayRow[]; causes: Map<string, number> }>(
+    [...needs.keys()].map((id) => [id, { authority: new Map(), days: [], causes: new Map() }]),
+  );
+  const rowsOf = (item: unknown, location: unknown) => rows.get(stockKeyId(String(item), String(location)));
   for (const [item, location, txn, rev, op, day, qty] of found.authority) {
-    authority.get(stockKeyId(String(item), String(location)))?.set(String(txn), authorityEntryOf(rev, op, day, qty));
+    rowsOf(item, location)?.authority.set(String(txn), authorityEntryOf(rev, op, day, qty));
   }
   for (const [item, location, day, version, closing, status, retracted, qty, posts, cause] of found.days) {
-    const id = stockKeyId(String(item), String(location));
-    const output = dayOutputOf(version, closing, status, retracted);
+    const key = rowsOf(item, location);
     const total = { qty: int8ToSafeInteger(qty, 'day qty'), posts: int8ToSafeInteger(posts, 'day posts') };
-    days.get(id)?.push({ day: String(day), total, output });
-    causes.get(id)?.set(String(day), int8ToSafeInteger(cause, 'day cause'));
+    key?.days.push({ day: String(day), total, output: dayOutputOf(version, closing, status, retracted) });
+    key?.causes.set(String(day), int8ToSafeInteger(cause, 'day cause'));
   }
   const starts = new Map(
     found.earliest.map(([item, location, day]) => [stockKeyId(String(item), String(location)), String(day)]),
   );
   const windows = new Map<string, KeyWindow>();
   for (const [id, need] of needs) {
-    const stored = authority.get(id) as Map<string, AuthorityEntry>;
-    const wanted = earliestTouchedDay(need, stored);
+    const { authority, days, causes } = rows.get(id) as NonNullable<ReturnType<typeof rowsOf>>;
+    const wanted = earliestTouchedDay(need, authority);
     const start = starts.get(id);
     assertInvariant(
       wanted === undefined || (start !== undefined && start <= wanted),
       `the window of ${id} starts at ${start}, after the earliest touched day ${wanted}`,
     );
-    const before = days.get(id) as DayRow[];
-    windows.set(id, {
-      stockKey: need.stockKey,
-      before,
-      causes: causes.get(id) as Map<string, number>,
-      state: windowState(stored, before),
-    });
+    windows.set(id, { stockKey: need.stockKey, before: days, causes, state: windowState(authority, days) });
   }
   return windows;
 }

@@ -9,7 +9,6 @@ import type { NamespaceConfig } from '../../src/domain/config.js';
 import { type DecideResult, decideWithKeyState, screenRecord } from '../../src/domain/decide.js';
 import {
   batchNeeds,
-  batchTxns,
   type DayRow,
   dayRowChanges,
   earliestTouchedDay,
@@ -36,7 +35,7 @@ export class WindowedStore {
     for (const [id, needs] of batchNeeds(screened)) {
       const stored = this.keys.get(id) ?? { authority: new Map(), days: new Map() };
       const authority = new Map<string, AuthorityEntry>();
-      for (const txn of batchTxns(needs)) {
+      for (const txn of new Set(needs.revisions.map((r) => r.txn))) {
         const entry = stored.authority.get(txn);
         if (entry !== undefined) authority.set(txn, { ...entry });
       }
