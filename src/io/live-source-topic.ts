@@ -8,33 +8,17 @@
  */
 import { operationalError } from '../domain/amends-error.js';
 import { withKafkaAdmin } from './kafka-admin.js';
+import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
 
-export interface ExpectedSource {
-  topic: string;
-  incarnation: string;
-  partitions: number;
-  /** Who expects it, for the diagnostic: "the manifest", "namespace ns-1 in the database". */
-  expectedBy: string;
+export interface ExpectedSource extends ExpectedTopic {
   /** What the refusal means, ending the diagnostic: "nothing was published". */
   consequence: string;
 }
 
 export async function checkLiveSourceTopic(brokers: string, clientId: string, expected: ExpectedSource): Promise<void> {
-  const { topic, incarnation, partitions, expectedBy, consequence } = expected;
-  const live = await withKafkaAdmin(brokers, clientId, (admin) => admin.describeTopic(topic));
-  if (!live) {
-    throw operationalError(
-      `source topic ${topic} does not exist on ${brokers} (${expectedBy} expects ${incarnation}): ${consequence}`,
-    );
-  }
-  if (live.incarnation !== incarnation) {
-    throw operationalError(
-      `source topic ${topic} is ${live.incarnation}, but ${expectedBy} expects ${incarnation}: the topic was deleted and recreated, its records are another history (start over with source-create); ${consequence}`,
-    );
-  }
-  if (live.partitions !== partitions) {
-    throw operationalError(
-      `source topic ${topic} has ${live.partitions} partitions, ${expectedBy} expects ${partitions}: ${consequence}`,
-    );
-  }
+  const live = await withKafkaAdmin(brokers, clientId, (admin) => admin.describeTopic(expected.topic));
+  const wrong = topicMismatch(live, expected, brokers);
+  if (wrong === undefined) return;
+  const restart = wrong.status === 'incarnation_changed' ? ' (start over with source-create)' : '';
+  throw operationalError(`source ${wrong.detail}${restart}: ${expected.consequence}`);
 }

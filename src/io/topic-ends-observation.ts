@@ -10,17 +10,11 @@
  * Like every observation (docs/choices.md), this is a sequence of reads, not a lock.
  */
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
+import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
+
+export type { ExpectedTopic } from './topic-identity.js';
 
 export type TopicStatus = 'ok' | 'unreachable' | 'topic_missing' | 'incarnation_changed' | 'partitions_changed';
-
-export interface ExpectedTopic {
-  topic: string;
-  /** `kafka:` + the UUID the namespace was created over (or the output binding's). */
-  incarnation: string;
-  partitions: number;
-  /** Who expects it, for the detail: "the manifest", "the output binding". */
-  expectedBy: string;
-}
 
 export interface TopicEndsObservation {
   status: TopicStatus;
@@ -68,26 +62,8 @@ async function mismatch(
   } catch (error) {
     return unreachable(error);
   }
-  const { topic, incarnation, partitions, expectedBy } = expected;
-  if (live === undefined) {
-    return notOk(
-      'topic_missing',
-      `topic ${topic} does not exist on ${admin.brokers} (${expectedBy} expects ${incarnation})`,
-    );
-  }
-  if (live.incarnation !== incarnation) {
-    return notOk(
-      'incarnation_changed',
-      `topic ${topic} is ${live.incarnation}, but ${expectedBy} expects ${incarnation}: it was deleted and recreated, its records are another history`,
-    );
-  }
-  if (live.partitions !== partitions) {
-    return notOk(
-      'partitions_changed',
-      `topic ${topic} has ${live.partitions} partitions, but ${expectedBy} expects ${partitions}: the key to partition mapping no longer holds`,
-    );
-  }
-  return undefined;
+  const wrong = topicMismatch(live, expected, admin.brokers);
+  return wrong === undefined ? undefined : notOk(wrong.status, wrong.detail);
 }
 
 function unreachable(error: unknown): TopicEndsObservation {
