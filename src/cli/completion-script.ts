@@ -4,6 +4,7 @@
  * completes command names, each command's flags, and file names elsewhere.
  */
 import type { Command } from './command.js';
+import { flagName } from './flag-check.js';
 
 export interface CompletedProgram {
   program: string;
@@ -18,7 +19,7 @@ export type CompletionShell = (typeof completionShells)[number];
 const everyCommandFlags = ['--help', '--version'];
 
 function flagsOf(command: Pick<Command, 'flags'>): string[] {
-  const own = Object.keys(command.flags).map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  const own = Object.keys(command.flags).map(flagName);
   return [...own, ...everyCommandFlags];
 }
 

@@ -9,7 +9,7 @@ function knownNames(flags: AnyFlags): Set<string> {
   const known = new Set(['help', 'version']);
   for (const [name, f] of Object.entries(flags)) {
     known.add(name);
-    known.add(kebabCase(name));
+    known.add(flagName(name).slice(2));
     const spec = f as { shortFlag?: string; aliases?: string[] };
     if (spec.shortFlag) known.add(spec.shortFlag);
     for (const a of spec.aliases ?? []) known.add(a);
@@ -50,7 +50,7 @@ export function missingFlags(flags: AnyFlags, values: Record<string, unknown>): 
   return Object.entries(flags)
     .filter(([, f]) => (f as { isRequired?: unknown }).isRequired === true)
     .filter(([name]) => values[name] === undefined || values[name] === '')
-    .map(([name]) => `--${kebabCase(name)}`);
+    .map(([name]) => flagName(name));
 }
 
 /** One line for the missing flags: "--manifest is required", "--manifest and --what are required". */
@@ -73,8 +73,9 @@ function camelCase(name: string): string {
   return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-function kebabCase(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+/** How a user types meow's flag `name`: `deliveryTimeoutMs` → `--delivery-timeout-ms`. */
+export function flagName(name: string): string {
+  return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 /**
