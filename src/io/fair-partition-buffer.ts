@@ -10,7 +10,7 @@
  * before the first of partition 1, with `max.partition.fetch.bytes` at 1 MiB and at 1 byte
  * alike; a worker at batch size 1 over two backlogs of 4,000 records decided only partition 0
  * in its first 5 s (317 records). So a poll reads ahead into these buffers and hands out one partition's records,
- * round robin. A partition whose buffer is full is paused in librdkafka, which drops its
+ * round robin. With several assigned, a partition whose buffer is full is paused in librdkafka, which drops its
  * queued records at once (they are fetched again from the consumer's position on resume), so
  * reading on reaches the other partitions' records queued behind them.
  *

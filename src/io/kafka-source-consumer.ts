@@ -22,7 +22,8 @@
  *   the only position, and a group offset is never read.
  * - Polls take the assigned partitions in turns (fair-partition-buffer.ts): the adapter reads
  *   ahead into per-partition buffers and returns one partition's records per poll, round robin;
- *   a partition whose buffer is full is paused so that reading on reaches the others' records.
+ *   when several are assigned, one whose buffer is full is paused so that reading on reaches
+ *   the others' records.
  *   librdkafka keeps an application pause across unassign / assign (measured), so every pause
  *   is lifted when the assignment changes.
  */
