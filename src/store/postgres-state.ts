@@ -13,11 +13,13 @@
  * The batch is decided in memory *before* that statement, on the batch's window of each of its
  * keys (domain/key-window.ts): the stored authority of its transactions and the day rows from
  * the earliest day it touches on, read by one statement, in one snapshot together with the
- * partition row. Nothing is cached across batches and nothing is read by a claim, so a
- * batch's cost and memory follow its records, never the length of its keys' history. The
- * window is valid exactly at the (epoch, frontier) read with it: a stock key maps to one
- * partition, and only that partition's commits (each moving its frontier under its row lock)
- * write the key, so the commit's own check of epoch and frontier proves the window current.
+ * partition row. Nothing is read by a claim, so a batch's cost and memory follow its
+ * records, never the length of its keys' history. The window is valid exactly at the
+ * (epoch, frontier) read with it: a stock key maps to one partition, and only that
+ * partition's commits (each moving its frontier under its row lock) write the key, so the
+ * commit's own check of epoch and frontier proves the window current. For the same reason
+ * what the last acknowledged commit left of a key serves the partition's next batch without
+ * a read (window-cache.ts, bounded; the commit checks the one thing it assumes).
  *
  * Failure classification (ports.ts StoreFailure), by how far the statement got
  * (store-connection.ts): never sent, or answered with an ERROR (lock_timeout,
@@ -51,6 +53,7 @@ import {
   StoreFailure,
 } from '../machines/ports.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
+import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
 
 /** The NOTIFY channel a commit with new outbox envelopes signals; the payload is the namespace. */
 export const outboxChannel = 'amends_outbox';
@@ -71,11 +74,15 @@ export interface PostgresStateOptions {
   applicationName?: string;
   /** Recorded as the partition's owner by each claim, for inspection. */
   workerId?: string;
+  /** The bounds of what the store keeps of its keys between batches (window-cache.ts). */
+  cacheLimits?: WindowCacheLimits;
 }
 
 /** A key's window as read, and the state the batch is decided on. */
 interface KeyWindow {
   stockKey: StockKeyConfig;
+  /** Every stored day from here on is in `before`; undefined: none is (the batch touches none). */
+  start: string | undefined;
   /** The day rows it was made of, and where each day's latest version came from. */
   before: DayRow[];
   causes: Map<string, number>;
@@ -141,7 +148,8 @@ export const loadWindowSql = `
 
 /**
  * The whole batch commit, one statement (its own transaction). `ok` holds a row only when
- * the row-locked partition has the request's epoch and frontier; every write depends on it.
+ * the row-locked partition has the request's epoch and frontier and none of the transactions
+ * the window cache took as new is stored (`fresh`); every write depends on it.
  * `w` reads the other steps' counts, so it runs after them: its clock reading is the work
  * time just before COMMIT (the figure cannot include its own commit, worker.md §7). The
  * client cannot time inside a one-round-trip transaction, so the server's clock does it.
@@ -150,13 +158,19 @@ export const loadWindowSql = `
  *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
  *  outbox records, $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
  *  (key-window.ts `dayRowChanges`: a new latest version or a new total, one upsert row per day,
- *  picked by the client, so no server-side sort of every version of a big batch).
+ *  picked by the client, so no server-side sort of every version of a big batch), $46–$48 the
+ *  transactions taken as new without a read (window-cache.ts).
  */
 const commitBatchSql = `
   WITH p AS (
     SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
+  ), fresh AS (
+    SELECT count(*)::int AS stale
+      FROM unnest($46::text[], $47::text[], $48::text[]) AS u(item, location, txn)
+      JOIN authority a ON a.namespace = $1 AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
+                      AND a.txn = u.txn COLLATE "C"
   ), ok AS (
-    SELECT 1 FROM p WHERE p.epoch = $3 AND p.frontier = $4
+    SELECT 1 FROM p, fresh WHERE p.epoch = $3 AND p.frontier = $4 AND fresh.stale = 0
   ), d AS (
     INSERT INTO decisions (namespace, partition, record_offset, outcome, item, location, txn, rev,
                            raw_key, raw_value, quarantined, detail, epoch)
@@ -231,7 +245,7 @@ const commitBatchSql = `
      WHERE namespace = $1 AND partition = $2 AND EXISTS (SELECT 1 FROM ok)
     RETURNING 1
   )
-  SELECT p.epoch, p.frontier, (SELECT count(*) FROM w)::int AS committed,
+  SELECT p.epoch, p.frontier, (SELECT count(*) FROM w)::int AS committed, (SELECT stale FROM fresh) AS stale,
          (SELECT count(*) FROM (SELECT pg_notify('${outboxChannel}', $1) FROM w WHERE $35::bool) AS n)::int AS notified
     FROM (SELECT 1) AS one LEFT JOIN p ON true`;
 
@@ -248,6 +262,8 @@ interface LoadWindowRow extends EpochFrontierRow {
 
 interface CommitRow extends EpochFrontierRow {
   committed: number;
+  /** Transactions taken as new that are stored: nothing was written. */
+  stale: number;
   notified: number;
 }
 
@@ -255,6 +271,7 @@ export class PostgresState implements State {
   private readonly connection: StoreConnection;
   private readonly namespace: string;
   private readonly owner: string | null;
+  private readonly cache: WindowCache;
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -267,6 +284,7 @@ export class PostgresState implements State {
   ) {
     this.namespace = config.namespace;
     this.owner = options.workerId ?? null;
+    this.cache = new WindowCache(options.cacheLimits ?? windowCacheLimits);
     this.connection = new StoreConnection(
       db.url,
       options.applicationName ?? `amends store ${config.namespace} pid ${process.pid}`,
@@ -314,15 +332,61 @@ export class PostgresState implements State {
     const { partition, epoch, expectedFrontier, records } = request;
     const screened = records.map((record) => screenRecord(record, this.config));
     const needs = batchNeeds(screened);
-    // A batch that needs no key state (every record decided by checks 1–6) reads nothing.
-    let keys = new Map<string, KeyWindow>();
-    if (needs.size > 0) {
-      const loaded = await this.loadWindows(partition, needs, signal);
+    const cached = this.cache.holds(partition, epoch, expectedFrontier);
+    try {
+      let outcome = await this.attempt(request, screened, needs, cached, signal);
+      if (outcome === 'stale') {
+        // A transaction the cache took as new is stored (an old one's correction): read, decide again.
+        this.cache.drop(partition);
+        outcome = await this.attempt(request, screened, needs, false, signal);
+        assertInvariant(outcome !== 'stale', 'a batch decided on its read windows was refused as stale');
+      }
+      if (outcome.kind !== 'acknowledged') this.cache.drop(partition);
+      return outcome;
+    } catch (error) {
+      this.cache.drop(partition);
+      throw error;
+    }
+  }
+
+  /**
+   * Decides the batch on its keys' windows (from the cache where it holds them, else read)
+   * and commits it; 'stale' when the commit found a transaction the cache took as new.
+   */
+  private async attempt(
+    request: ProcessRequest,
+    screened: readonly Screened[],
+    needs: ReadonlyMap<string, KeyNeeds>,
+    useCache: boolean,
+    signal: AbortSignal,
+  ): Promise<ProcessOutcome | 'stale'> {
+    const { partition, epoch, expectedFrontier, records } = request;
+    const keys = new Map<string, KeyWindow>();
+    const toRead = new Map<string, KeyNeeds>();
+    const assumedNew: TxnRef[] = [];
+    for (const [id, need] of needs) {
+      const w = useCache ? this.cache.window(partition, id, need) : undefined;
+      if (w === undefined) {
+        toRead.set(id, need);
+        continue;
+      }
+      keys.set(id, {
+        stockKey: need.stockKey,
+        start: w.start,
+        before: w.days,
+        causes: w.causes,
+        state: windowState(w.authority, w.days),
+      });
+      for (const txn of w.assumedNew) assumedNew.push({ ...need.stockKey, txn });
+    }
+    // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
+    if (toRead.size > 0) {
+      const loaded = await this.loadWindows(partition, toRead, signal);
       // Epochs and frontiers only grow, so an answer read without the row lock stays true.
       if (loaded.row.epoch !== epoch) return { kind: 'fenced', epoch: loaded.row.epoch };
       if (loaded.row.frontier !== expectedFrontier)
         return { kind: 'unexpected_frontier', frontier: loaded.row.frontier };
-      keys = loaded.keys;
+      for (const [id, w] of loaded.keys) keys.set(id, w);
     }
 
     let results: DecideResult[];
@@ -335,11 +399,12 @@ export class PostgresState implements State {
       });
     }
     const frontier = (records[records.length - 1] as SourceRecord).offset + 1;
+    const causes = newCauses(results);
     const result = await this.run<CommitRow>(
       {
         name: storeStatementNames.commitBatch,
         text: commitBatchSql,
-        values: this.commitValues(request, results, frontier, changedDays(keys, results)),
+        values: this.commitValues(request, results, frontier, changedDays(keys, causes), assumedNew),
       },
       signal,
       'process',
@@ -353,9 +418,15 @@ export class PostgresState implements State {
     }
     const durable = partitionRowOf(row, 'process');
     const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
-    assertInvariant(matched === (row.committed === 1), `commit ${row.committed} disagrees with the partition row`);
+    assertInvariant(row.stale === 0 || assumedNew.length > 0, `${row.stale} stale transactions, none assumed new`);
+    assertInvariant(
+      (matched && row.stale === 0) === (row.committed === 1),
+      `commit ${row.committed} disagrees with the partition row`,
+    );
     if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
     if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
+    if (row.stale > 0) return 'stale';
+    this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
     return { kind: 'acknowledged', frontier };
   }
 
@@ -386,6 +457,7 @@ export class PostgresState implements State {
     results: DecideResult[],
     frontier: number,
     days: readonly ChangedDay[],
+    assumedNew: readonly TxnRef[],
   ): unknown[] {
     const n = results.length;
     const offsets: number[] = new Array(n);
@@ -501,6 +573,9 @@ export class PostgresState implements State {
       days.map((d) => d.cause),
       days.map((d) => d.row.total.qty),
       days.map((d) => d.row.total.posts),
+      assumedNew.map((t) => t.item),
+      assumedNew.map((t) => t.location),
+      assumedNew.map((t) => t.txn),
     ];
   }
 
@@ -577,19 +652,53 @@ interface ChangedDay {
   cause: number;
 }
 
+/** A transaction of a stock key. */
+interface TxnRef {
+  item: string;
+  location: string;
+  txn: string;
+}
+
+/** The offset that caused each new version of the batch, by key and day (`dayKey`). */
+function newCauses(results: readonly DecideResult[]): Map<string, number> {
+  const causes = new Map<string, number>();
+  for (const r of results) {
+    for (const v of r.newVersions) causes.set(dayKey(stockKeyId(v.item, v.location), v.day), v.cause.offset);
+  }
+  return causes;
+}
+
+function dayKey(id: string, day: string): string {
+  return `${id}\u0000${day}`;
+}
+
+/** Each window as the acknowledged batch left it, with the causes of its days' latest versions. */
+function afterCommit(
+  partition: number,
+  keys: ReadonlyMap<string, KeyWindow>,
+  causes: ReadonlyMap<string, number>,
+): Map<string, KeyAfterCommit> {
+  const after = new Map<string, KeyAfterCommit>();
+  for (const [id, w] of keys) {
+    const dayCauses = new Map(w.causes);
+    for (const day of w.state.outputs.keys()) {
+      const cause = causes.get(dayKey(id, day));
+      if (cause !== undefined) dayCauses.set(day, cause);
+    }
+    after.set(id, { partition, start: w.start, state: w.state, causes: dayCauses });
+  }
+  return after;
+}
+
 /**
  * Every day row the decided batch changed (key-window.ts `dayRowChanges`), with the offset
  * that caused its latest version: this batch's record for a new version, else the stored one.
  */
-function changedDays(keys: ReadonlyMap<string, KeyWindow>, results: readonly DecideResult[]): ChangedDay[] {
-  const newCauses = new Map<string, number>();
-  for (const r of results) {
-    for (const v of r.newVersions) newCauses.set(`${stockKeyId(v.item, v.location)}\u0000${v.day}`, v.cause.offset);
-  }
+function changedDays(keys: ReadonlyMap<string, KeyWindow>, newCauses: ReadonlyMap<string, number>): ChangedDay[] {
   const changed: ChangedDay[] = [];
   for (const [id, w] of keys) {
     for (const row of dayRowChanges(w.before, w.state)) {
-      const cause = newCauses.get(`${id}\u0000${row.day}`) ?? w.causes.get(row.day);
+      const cause = newCauses.get(dayKey(id, row.day)) ?? w.causes.get(row.day);
       assertInvariant(cause !== undefined, `day ${row.day} of ${id} changed without a cause`);
       changed.push({ item: w.stockKey.item, location: w.stockKey.location, row, cause });
     }
@@ -628,7 +737,7 @@ function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): 
       wanted === undefined || (start !== undefined && start <= wanted),
       `the window of ${id} starts at ${start}, after the earliest touched day ${wanted}`,
     );
-    windows.set(id, { stockKey: need.stockKey, before: days, causes, state: windowState(authority, days) });
+    windows.set(id, { stockKey: need.stockKey, start, before: days, causes, state: windowState(authority, days) });
   }
   return windows;
 }

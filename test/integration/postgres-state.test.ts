@@ -42,6 +42,7 @@ import {
   PostgresState,
   storeStatementNames,
 } from '../../src/store/postgres-state.js';
+import type { WindowCacheLimits } from '../../src/store/window-cache.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';
 
@@ -86,11 +87,16 @@ async function freshNamespace(): Promise<NamespaceConfig> {
 }
 
 let storeCount = 0;
-function newStore(config: NamespaceConfig, database: Pick<Database, 'pool' | 'url'> = db): PostgresState {
+function newStore(
+  config: NamespaceConfig,
+  database: Pick<Database, 'pool' | 'url'> = db,
+  cacheLimits?: WindowCacheLimits,
+): PostgresState {
   storeCount += 1;
   const store = new PostgresState(database, config, {
     applicationName: `amends-test store ${config.namespace} ${storeCount}`,
     workerId: `test-worker-${storeCount}`,
+    cacheLimits,
   });
   openStores.push(store);
   return store;
@@ -498,19 +504,21 @@ describe('PostgresState: fences write nothing', () => {
   });
 });
 
+/** A database handle whose sessions pass through a PostgreSQL fault proxy. */
+async function throughProxy() {
+  const { proxy, url } = await PgFaultProxy.start(testDatabaseUrl);
+  const proxied = await Database.open(url, 'amends-test postgres-state proxied');
+  return {
+    proxy,
+    proxied,
+    async close() {
+      await proxied.close();
+      await proxy.close();
+    },
+  };
+}
+
 describe('PostgresState: lost replies and cancellation', () => {
-  async function throughProxy() {
-    const { proxy, url } = await PgFaultProxy.start(testDatabaseUrl);
-    const proxied = await Database.open(url, 'amends-test postgres-state proxied');
-    return {
-      proxy,
-      proxied,
-      async close() {
-        await proxied.close();
-        await proxy.close();
-      },
-    };
-  }
   const commitBind = (m: { type: string; body: Buffer }) => bindStatementName(m) === storeStatementNames.commitBatch;
 
   it('a COMMIT whose reply is lost is unknown, and the durable state shows it committed', async () => {
@@ -773,6 +781,43 @@ describe('PostgresState: cost follows the work, not the history', () => {
     expect(rowsRead).toBe(2);
     // What the worker committed is what simulate says for the whole history.
     expect(await exported(config.namespace)).toEqual(simulated(config, [...historyRecords(), next]));
+  });
+
+  it('a batch is decided on what the last commit left, without a read; an evicted old txn is read again', async () => {
+    const config = await freshNamespace();
+    const link = await throughProxy();
+    try {
+      const counted = { reads: 0, commits: 0 };
+      link.proxy.arm({
+        // Counts the store's statements by name; never acts.
+        when: (m) => {
+          const name = bindStatementName(m);
+          if (name === storeStatementNames.loadWindow) counted.reads += 1;
+          if (name === storeStatementNames.commitBatch) counted.commits += 1;
+          return false;
+        },
+        action: 'drop_reply',
+      });
+      // One authority entry and two days per key: T1 is evicted by T2, the first day by the third.
+      const store = newStore(config, link.proxied, { keysMax: 4, daysPerKeyMax: 2, txnsPerKeyMax: 1 });
+      const { epoch } = await store.claim(0, never);
+      const widget = keyOf('widget', 'berlin');
+      const values = [
+        post('T1', 1, '2026-03-01', 5),
+        post('T2', 1, '2026-03-02', 3),
+        post('T3', 1, '2026-03-03', 1),
+        post('T3', 2, '2026-03-03', 2), // a correction of the held transaction
+        post('T1', 2, '2026-03-03', 7), // T1 is not held: taken as new, found stored, read and decided again
+        post('T4', 1, '2026-03-04', 1),
+      ];
+      const records = values.map((value, offset) => ({ partition: 0, offset, key: widget, value }));
+      await processAll(store, 0, epoch, 0, chunks(records, 1));
+      // The first batch after the claim reads; the fifth reads after its refused commit; no other.
+      expect(counted).toEqual({ reads: 2, commits: records.length + 1 });
+      expect(await exported(config.namespace)).toEqual(simulated(config, records));
+    } finally {
+      await link.close();
+    }
   });
 
   it('a correction of the first day reads the days after it, and re-versions each of them', async () => {

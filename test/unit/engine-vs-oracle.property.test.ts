@@ -327,33 +327,82 @@ describe('a store that gives each batch only its window (key-window.ts)', () => 
   it('decides as the engine on the whole state, at any batch size', () => {
     fc.assert(
       fc.property(historyArb, fc.integer({ min: 1, max: 8 }), (records, batchSize) => {
-        const store = new WindowedStore(config);
-        const run: Run = { decisions: [], versions: [] };
-        for (let from = 0; from < records.length; from += batchSize) {
-          for (const r of store.decideBatch(records.slice(from, from + batchSize))) {
-            run.decisions.push(r.decision);
-            run.versions.push(...r.newVersions);
-          }
-        }
+        expect(sorted(inBatches(new WindowedStore(config), records, batchSize))).toEqual(continuous(records));
+      }),
+      { numRuns: 300, ...fcParameters },
+    );
+  });
+
+  it('decides as the engine with the window cache of any size, at any batch size', () => {
+    const limitsArb = fc.record({
+      keysMax: fc.integer({ min: 1, max: 4 }),
+      daysPerKeyMax: fc.integer({ min: 1, max: 5 }),
+      txnsPerKeyMax: fc.integer({ min: 1, max: 5 }),
+    });
+    fc.assert(
+      fc.property(historyArb, fc.integer({ min: 1, max: 8 }), limitsArb, (records, batchSize, limits) => {
+        const run = inBatches(new WindowedStore(config, limits), records, batchSize);
         expect(sorted(run)).toEqual(continuous(records));
       }),
       { numRuns: 300, ...fcParameters },
     );
   });
 
+  it('the cached histories serve windows and meet stale assumptions (fixed seed: not vacuous)', () => {
+    let hits = 0;
+    let stale = 0;
+    fc.assert(
+      fc.property(historyArb, (records) => {
+        const store = new WindowedStore(config, { keysMax: 2, daysPerKeyMax: 2, txnsPerKeyMax: 2 });
+        for (let from = 0; from < records.length; from += 2) store.decideBatch(records.slice(from, from + 2));
+        hits += store.cacheHits;
+        stale += store.staleRetries;
+      }),
+      { numRuns: 200, seed: 20261203 },
+    );
+    expect(hits).toBeGreaterThan(1000);
+    expect(stale).toBeGreaterThan(10);
+  });
+
   it('reads one day row per record when every record posts to a new latest day', () => {
     const store = new WindowedStore(config);
-    const days = Array.from({ length: 200 }, (_, i) => new Date(Date.UTC(2026, 2, 1 + i)).toISOString().slice(0, 10));
-    const records = days.map((day, offset) => ({
-      partition: 0,
-      offset,
-      key: bytes('{"item":"widget","location":"berlin"}'),
-      value: bytes(
-        `{"schema":1,"txn":"T${offset}","rev":1,"op":"post","item":"widget","location":"berlin","day":"${day}","qty":1}`,
-      ),
-    }));
+    const records = newLatestDayPosts(200);
     for (const record of records) store.decideBatch([record]);
     // The first batch reads nothing; each later one only the previous day (the carried closing).
     expect(store.dayRowsRead).toBe(records.length - 1);
   });
+
+  it('with the cache, reads nothing after the first batch when every record posts to a new latest day', () => {
+    const store = new WindowedStore(config, { keysMax: 4, daysPerKeyMax: 3, txnsPerKeyMax: 3 });
+    const records = newLatestDayPosts(200);
+    for (const record of records) store.decideBatch([record]);
+    expect(store.dayRowsRead).toBe(0);
+    expect(store.cacheHits).toBe(records.length - 1);
+    expect(store.staleRetries).toBe(0);
+  });
 });
+
+/** `n` posts of widget@berlin, each to a new latest day, at offsets 0… of partition 0. */
+function newLatestDayPosts(n: number): SourceRecord[] {
+  const days = Array.from({ length: n }, (_, i) => new Date(Date.UTC(2026, 2, 1 + i)).toISOString().slice(0, 10));
+  return days.map((day, offset) => ({
+    partition: 0,
+    offset,
+    key: bytes('{"item":"widget","location":"berlin"}'),
+    value: bytes(
+      `{"schema":1,"txn":"T${offset}","rev":1,"op":"post","item":"widget","location":"berlin","day":"${day}","qty":1}`,
+    ),
+  }));
+}
+
+/** Decides the records on the store in batches of `batchSize`, in order. */
+function inBatches(store: WindowedStore, records: readonly SourceRecord[], batchSize: number): Run {
+  const run: Run = { decisions: [], versions: [] };
+  for (let from = 0; from < records.length; from += batchSize) {
+    for (const r of store.decideBatch(records.slice(from, from + batchSize))) {
+      run.decisions.push(r.decision);
+      run.versions.push(...r.newVersions);
+    }
+  }
+  return run;
+}
