@@ -1,11 +1,12 @@
 /**
  * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids):
  * a database written as an older build wrote it (its migrations, its batch statement:
- * store-v4-writer.ts) over a real source topic is opened by this build,
+ * store-v4-writer.ts, store-v5-writer.ts) over a real source topic is opened by this build,
  * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
- * now its id), `verify` PASSes, `export` equals `simulate` byte for byte, and a worker of
- * this build goes on deciding on the converted rows (a correction of the first day
- * re-versions every later day) and `verify` PASSes again.
+ * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
+ * what that build's export printed), and a worker of this build goes on deciding on the
+ * converted rows (a correction of the first day re-versions every later day) and `verify`
+ * PASSes again.
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -24,6 +25,8 @@ import { allStories, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import { ledgerRows, type PerRecordTable } from '../support/ledger-rows.js';
 import { writeAsSchemaV4 } from '../support/store-v4-writer.js';
+import { type ExportWhat, exportAsSchemaV5 } from '../support/store-v5-export.js';
+import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import {
   createSource,
@@ -53,9 +56,10 @@ interface OldBuild {
   ) => Promise<number>;
   /** The per-record tables whose rows the upgrade keeps unchanged (0005 adds totals to output_days). */
   tables: PerRecordTable[];
+  /** What its `amendsctl export` printed, when the test can reproduce it. */
+  exported?: (client: pg.ClientBase, namespace: string, what: ExportWhat) => Promise<string>;
 }
 
-type ExportWhat = 'decisions' | 'outputs' | 'quarantine';
 const exportKinds: ExportWhat[] = ['decisions', 'outputs', 'quarantine'];
 
 /** The four stories and 300 filler records per key (corrections, redeliveries, cancels among them). */
@@ -136,6 +140,7 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
   // The old database: its migrations, the namespace, every record decided by its statement.
   const client = new pg.Client({ connectionString: url });
   await client.connect();
+  const exportedBefore: Partial<Record<ExportWhat, string>> = {};
   try {
     const through = Array.from({ length: old.schema }, (_, i) => i + 1);
     expect(await applyMigrations(client, { through: old.schema })).toEqual(through);
@@ -148,6 +153,10 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
     }
     const before = await ledgerRows(client, source.namespace, old.tables);
     expect(before.length).toBeGreaterThan(600);
+    if (old.exported) {
+      for (const what of exportKinds) exportedBefore[what] = await old.exported(client, source.namespace, what);
+      expect(exportedBefore.decisions?.split('\n').length).toBeGreaterThan(600);
+    }
 
     // This build opens it: the later migrations convert it.
     const db = await Database.open(url, 'amends-test upgrade');
@@ -167,6 +176,9 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
   const firstExport = firstRun.exports.decisions + firstRun.exports.outputs;
   expect(firstExport.split('\n').length).toBeGreaterThan(1_000);
   expect(firstExport).toBe(firstRun.simulated);
+  for (const [what, text] of Object.entries(exportedBefore)) {
+    expect(firstRun.exports[what as ExportWhat], what).toBe(text);
+  }
 
   // A worker of this build decides on: a correction of the first filler day and a new post.
   const second = scratchFile(`${source.topic}.second.jsonl`, moreRecords());
@@ -202,6 +214,15 @@ describe('upgrading a database written by an older build', () => {
       schema: 4,
       write: (client, config, partition, batches) => writeAsSchemaV4(client, config, partition, batches, state),
       tables: ['decisions', 'authority', 'output_versions', 'outbox'],
+    });
+  });
+
+  it('schema 5: converted in place (0006): rows unchanged, export as before and = simulate, verify PASS, workers go on', async () => {
+    await upgradeAndGoOn({
+      schema: 5,
+      write: writeAsSchemaV5,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+      exported: exportAsSchemaV5,
     });
   });
 });
