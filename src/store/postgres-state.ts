@@ -104,7 +104,10 @@ const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 
  * `earliestTouchedDay`: a revision newer than the stored one touches its own post day and
  * the day its transaction's stored post holds (LEAST skips NULLs). Every read is an index
  * step: authority by its key, day rows by a range of (ns, item, location, day), the
- * carried day by `output_days_shown`.
+ * carried day by `output_days_shown`. The day range is a LATERAL subquery with ORDER BY,
+ * which PostgreSQL does not flatten into a join, so it is always probed per key: as a join,
+ * a namespace the statistics do not know yet (a new one, or a rebuild, until autovacuum
+ * analyzes) looked like one row, and the planner scanned all of its days instead.
  */
 export const loadWindowSql = `
   WITH r AS (
@@ -124,9 +127,12 @@ export const loadWindowSql = `
   ), e AS (
     SELECT item, location, min(day) AS day FROM touched WHERE day IS NOT NULL GROUP BY item, location
   ), w AS (
-    SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
-      FROM e JOIN output_days o ON o.ns = $8::int AND o.item = e.item COLLATE "C"
-                               AND o.location = e.location COLLATE "C" AND o.day >= e.day
+    SELECT f.* FROM e CROSS JOIN LATERAL (
+      SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
+        FROM output_days o
+       WHERE o.ns = $8::int AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
+         AND o.day >= e.day
+       ORDER BY o.day) AS f
     UNION ALL
     SELECT c.* FROM e CROSS JOIN LATERAL (
       SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
