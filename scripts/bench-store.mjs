@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { registerNamespace } from '../dist/io/namespace-registry.js';
+import { namespaceId, registerNamespace } from '../dist/io/namespace-registry.js';
 /**
  * Micro-benchmark of the PostgreSQL store alone (src/io/postgres-state.ts), run by hand,
  * not by npm test: decides N records of one partition through PostgresState.process at
@@ -122,8 +122,8 @@ try {
       frontier = outcome.frontier;
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const versions = await db.pool.query('SELECT count(*)::int AS n FROM output_versions WHERE namespace = $1', [
-      namespace,
+    const versions = await db.pool.query('SELECT count(*)::int AS n FROM output_versions WHERE ns = $1', [
+      await namespaceId(db.pool, namespace),
     ]);
     console.log(
       JSON.stringify({

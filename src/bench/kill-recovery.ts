@@ -11,6 +11,7 @@
  *   partitions under the survivor (a new epoch owned by the other worker's id), which needs
  *   the session timeout (6 s) to expire first.
  */
+import { namespaceId } from '../io/namespace-registry.js';
 import { type BenchContext, sleep } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import type { LiveChain } from './live-chain.js';
@@ -134,6 +135,7 @@ async function firstCommitsAfter(
   newOwner: string | null,
 ): Promise<number | null> {
   const states = await partitionStates(ctx.pool, namespace);
+  const nsId = await namespaceId(ctx.pool, namespace);
   let latest = 0;
   for (const s of owned) {
     const now = states.get(s.partition);
@@ -141,8 +143,8 @@ async function firstCommitsAfter(
     if (newOwner !== null && now.owner !== newOwner) return null;
     const r = await ctx.pool.query<{ first_ms: number | null }>(
       `SELECT extract(epoch FROM min(decided_at))::float8 * 1000 AS first_ms
-         FROM decisions WHERE namespace = $1 AND partition = $2 AND epoch > $3`,
-      [namespace, s.partition, s.epoch],
+         FROM decisions WHERE ns = $1 AND partition = $2 AND epoch > $3`,
+      [nsId, s.partition, s.epoch],
     );
     const first = r.rows[0]?.first_ms ?? null;
     if (first === null) return null;

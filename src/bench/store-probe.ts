@@ -2,8 +2,10 @@
  * The harness's reads of what the amends processes committed, straight from PostgreSQL:
  * partition frontiers and owners, the commit times of decisions (the throughput clock), the
  * outbox and view progress, and the latency samples (view rows joined with their outbox row).
+ * The per-record tables are read by the namespace's id (migration 0006), the others by its text.
  */
 import type pg from 'pg';
+import { namespaceId } from '../io/namespace-registry.js';
 
 export interface PartitionState {
   partition: number;
@@ -45,7 +47,7 @@ export async function commitRate(pool: pg.Pool, namespace: string): Promise<Comm
     epochs: string;
     work_us: number | null;
   }>(
-    `WITH d AS (SELECT decided_at FROM decisions WHERE namespace = $1),
+    `WITH d AS (SELECT decided_at FROM decisions WHERE ns = $2),
           b AS (SELECT min(decided_at) AS first, max(decided_at) AS last FROM d)
      SELECT (SELECT count(*) FROM d) AS records,
             (SELECT count(*) FROM d, b WHERE d.decided_at = b.first) AS first_batch,
@@ -53,7 +55,7 @@ export async function commitRate(pool: pg.Pool, namespace: string): Promise<Comm
             (SELECT coalesce(sum(epoch - 1), 0) FROM partitions WHERE namespace = $1) AS epochs,
             (SELECT sum(last_work_elapsed_ns)::float8 / nullif(sum(last_records), 0) / 1000
                FROM partitions WHERE namespace = $1) AS work_us`,
-    [namespace],
+    [namespace, await namespaceId(pool, namespace)],
   );
   const row = r.rows[0];
   const records = Number(row?.records ?? 0);
@@ -71,11 +73,11 @@ export async function commitRate(pool: pg.Pool, namespace: string): Promise<Comm
 /** Whether every outbox row is published and the view has read every output record. */
 export async function viewCaughtUp(pool: pg.Pool, namespace: string): Promise<boolean> {
   const r = await pool.query<{ pending: string; behind: string }>(
-    `SELECT (SELECT count(*) FROM outbox WHERE namespace = $1 AND published_at IS NULL) AS pending,
-            (SELECT count(*) FROM (SELECT partition, count(*) AS n FROM outbox WHERE namespace = $1 GROUP BY partition) o
+    `SELECT (SELECT count(*) FROM outbox WHERE ns = $2 AND published_at IS NULL) AS pending,
+            (SELECT count(*) FROM (SELECT partition, count(*) AS n FROM outbox WHERE ns = $2 GROUP BY partition) o
                LEFT JOIN view_partitions v ON v.namespace = $1 AND v.partition = o.partition
               WHERE coalesce(v.frontier, 0) < o.n) AS behind`,
-    [namespace],
+    [namespace, await namespaceId(pool, namespace)],
   );
   return r.rows[0]?.pending === '0' && r.rows[0]?.behind === '0';
 }
@@ -96,10 +98,10 @@ export async function latencySamples(pool: pg.Pool, namespace: string): Promise<
             extract(epoch FROM o.created_at)::float8 * 1000 AS committed_ms,
             extract(epoch FROM v.applied_at)::float8 * 1000 AS viewed_ms
        FROM view_rows v
-       JOIN outbox o ON o.namespace = v.namespace AND o.item = v.item AND o.location = v.location
+       JOIN outbox o ON o.ns = v.ns AND o.item = v.item AND o.location = v.location
                     AND o.day = v.day AND o.version = v.version
-      WHERE v.namespace = $1`,
-    [namespace],
+      WHERE v.ns = $1`,
+    [await namespaceId(pool, namespace)],
   );
   return r.rows.map((row) => ({
     partition: row.partition,

@@ -5,6 +5,7 @@
  *
  * Rows are read in pages by keyset (the primary key order), so an export of any size needs
  * memory for one page only. Text columns are COLLATE "C": SQL order is code-point order.
+ * The tables are keyed by the namespace's id (migration 0006), resolved once per read.
  */
 import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
@@ -12,6 +13,7 @@ import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
 import type { OutboxRow } from '../domain/verify-comparison.js';
 import { assertInvariant } from './invariant.js';
+import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
 
@@ -61,7 +63,7 @@ export async function* readDecisions(
   for await (const row of pages<DecisionRow>(
     db,
     `SELECT ${decisionColumns} FROM decisions
-      WHERE namespace = $1 AND (partition, record_offset) > ($3, $4)
+      WHERE ns = $1 AND (partition, record_offset) > ($3, $4)
       ORDER BY partition, record_offset LIMIT $2`,
     [namespace, pageRows],
     (last) => [last.partition, last.record_offset],
@@ -80,7 +82,7 @@ export async function* readQuarantine(
   for await (const row of pages<DecisionRow>(
     db,
     `SELECT ${decisionColumns}, raw_key, raw_value FROM decisions
-      WHERE namespace = $1 AND quarantined AND (partition, record_offset) > ($3, $4)
+      WHERE ns = $1 AND quarantined AND (partition, record_offset) > ($3, $4)
       ORDER BY partition, record_offset LIMIT $2`,
     [namespace, pageRows],
     (last) => [last.partition, last.record_offset],
@@ -101,7 +103,7 @@ export async function* readOutputVersions(
     db,
     `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
        FROM output_versions
-      WHERE namespace = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
       ORDER BY item, location, day, version LIMIT $2`,
     [namespace, pageRows],
     (last) => [last.item, last.location, last.day, last.version],
@@ -130,7 +132,7 @@ export async function* readOutbox(
     db,
     `SELECT partition, item, location, day, version, record_key, record_value, published_at IS NOT NULL AS published
        FROM outbox
-      WHERE namespace = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
       ORDER BY item, location, day, version LIMIT $2`,
     [namespace, pageRows],
     (last) => [last.item, last.location, last.day, last.version],
@@ -168,21 +170,22 @@ export async function collectLines(lines: AsyncIterable<string>): Promise<string
   return all;
 }
 
-/** Keyset pagination: `sql` takes the namespace and the page size, then the last row's key columns. */
+/** Keyset pagination: `sql` takes the namespace's id and the page size, then the last row's key columns. */
 async function* pages<R extends object>(
   db: Queryable,
   sql: string,
-  fixed: [namespace: string, pageRows: number],
+  [namespace, pageRows]: [namespace: string, pageRows: number],
   keyOf: (row: R) => unknown[],
   start: unknown[],
 ): AsyncGenerator<R> {
-  assertInvariant(Number.isSafeInteger(fixed[1]) && fixed[1] >= 1, `page size ${fixed[1]}`);
+  assertInvariant(Number.isSafeInteger(pageRows) && pageRows >= 1, `page size ${pageRows}`);
+  const nsId = await namespaceId(db, namespace);
   let after = start;
   for (;;) {
-    const result = await db.query<R & Record<string, unknown>>(sql, [...fixed, ...after]);
+    const result = await db.query<R & Record<string, unknown>>(sql, [nsId, pageRows, ...after]);
     for (const row of result.rows) yield row as R;
     const last = result.rows[result.rows.length - 1];
-    if (last === undefined || result.rows.length < fixed[1]) return;
+    if (last === undefined || result.rows.length < pageRows) return;
     after = keyOf(last);
   }
 }

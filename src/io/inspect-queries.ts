@@ -5,6 +5,7 @@
  * statements, whatever the namespace's size.
  */
 import { outcomes } from '../domain/decision.js';
+import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
 
@@ -63,7 +64,9 @@ export interface StoreInspection {
 export const recentDefault = 20;
 export const recentMax = 1000;
 
+/** The per-record tables are read by the namespace's id, the others by its text (migration 0006). */
 export async function inspectStore(db: Queryable, namespace: string, recent: number): Promise<StoreInspection> {
+  const nsId = await namespaceId(db, namespace);
   const [partitions, counts, outputs, outbox, workers, history, view] = await Promise.all([
     db.query(
       `SELECT partition, epoch, frontier, owner, last_first_offset, last_last_offset, last_records, last_counts,
@@ -73,19 +76,19 @@ export async function inspectStore(db: Queryable, namespace: string, recent: num
     ),
     db.query(
       `SELECT outcome, count(*) AS n, count(*) FILTER (WHERE quarantined) AS q
-         FROM decisions WHERE namespace = $1 GROUP BY outcome`,
-      [namespace],
+         FROM decisions WHERE ns = $1 GROUP BY outcome`,
+      [nsId],
     ),
     db.query(
       `SELECT count(*) AS versions, count(*) FILTER (WHERE retracted) AS retractions
-         FROM output_versions WHERE namespace = $1`,
-      [namespace],
+         FROM output_versions WHERE ns = $1`,
+      [nsId],
     ),
     db.query(
       `SELECT count(*) FILTER (WHERE published_at IS NULL) AS pending,
               count(*) FILTER (WHERE published_at IS NOT NULL) AS published
-         FROM outbox WHERE namespace = $1`,
-      [namespace],
+         FROM outbox WHERE ns = $1`,
+      [nsId],
     ),
     db.query(
       `SELECT worker_id, role, pid, started_at, heartbeat_at, state,
@@ -100,12 +103,12 @@ export async function inspectStore(db: Queryable, namespace: string, recent: num
           SELECT d.* FROM partitions p
            CROSS JOIN LATERAL (
              SELECT partition, record_offset, outcome, txn, rev, decided_at FROM decisions
-              WHERE namespace = p.namespace AND partition = p.partition
+              WHERE ns = $3 AND partition = p.partition
               ORDER BY record_offset DESC LIMIT $2) d
            WHERE p.namespace = $1
            ORDER BY d.decided_at DESC, d.record_offset DESC LIMIT $2) latest
         ORDER BY partition, record_offset`,
-      [namespace, recent],
+      [namespace, recent, nsId],
     ),
     db.query(
       `SELECT b.output_topic, b.incarnation, v.partition, v.frontier, v.applied, v.stale, v.duplicate

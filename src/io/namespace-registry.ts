@@ -6,6 +6,7 @@
  */
 import { invalidInput } from '../domain/amends-error.js';
 import { configDigest, type Manifest, type NamespaceConfig } from '../domain/config.js';
+import { assertInvariant } from './invariant.js';
 import type { Queryable } from './postgres.js';
 
 export interface RegisteredNamespace {
@@ -45,6 +46,29 @@ export async function readNamespace(db: Queryable, namespace: string): Promise<R
     configDigest: row.config_digest,
     createdAt: row.created_at,
   };
+}
+
+/**
+ * A registered namespace's id (migration 0006): the per-record tables (decisions, authority,
+ * output_versions, output_days, outbox, view_rows) key their rows by it, not by the text.
+ * Each process resolves it once, after the namespace is registered (or found registered).
+ */
+export async function namespaceId(db: Queryable, namespace: string): Promise<number> {
+  const result = await db.query<{ id: number }>(namespaceIdSql, [namespace]);
+  return namespaceIdOf(result.rows, namespace);
+}
+
+/** The statement behind `namespaceId`, for the store's own session (postgres-state.ts). */
+export const namespaceIdSql = 'SELECT id FROM namespaces WHERE namespace = $1';
+
+/** `namespaceIdSql`'s answer. Every caller has registered the namespace or found it registered first. */
+export function namespaceIdOf(rows: readonly { id: unknown }[], namespace: string): number {
+  const id = rows[0]?.id;
+  assertInvariant(
+    typeof id === 'number' && Number.isSafeInteger(id) && id >= 1,
+    `namespace ${namespace} has no id: it is not registered`,
+  );
+  return id;
 }
 
 /**

@@ -26,6 +26,7 @@ import { operationalError } from '../domain/amends-error.js';
 import { outboxChannel } from '../store/postgres-state.js';
 import { assertInvariant } from './invariant.js';
 import type { JsonLog } from './json-log.js';
+import { namespaceId } from './namespace-registry.js';
 import type { OutputBinding } from './output-binding.js';
 import type { Queryable } from './postgres.js';
 import type { RoleLock } from './role-lock.js';
@@ -35,12 +36,13 @@ import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer
 /** Rows per batch: bounded memory and one UPDATE per batch. */
 export const relayBatchRowsMax = 1_000;
 /**
- * A namespace's unpublished envelopes in outbox order. `id + 0` is the order of the partial
- * index `outbox_pending` and of no other (migration 0004): the read is a range scan that stops
- * at the limit, never a primary key walk past other namespaces' and published rows.
+ * A namespace's unpublished envelopes in outbox order, $1 its id (namespace-registry.ts).
+ * `id + 0` is the order of the partial index `outbox_pending` and of no other (migration
+ * 0004): the read is a range scan that stops at the limit, never a primary key walk past
+ * other namespaces' and published rows.
  */
 export const pendingOutboxRowsSql = `SELECT id, partition, record_key, record_value FROM outbox
-  WHERE namespace = $1 AND published_at IS NULL ORDER BY id + 0 LIMIT $2`;
+  WHERE ns = $1 AND published_at IS NULL ORDER BY id + 0 LIMIT $2`;
 /** The polling fallback: a missed NOTIFY (or none sent) delays publication by at most this. */
 export const relayPollFallbackMs = 1_000;
 /** After a batch with a failed or unknown delivery, wait this long before publishing again. */
@@ -97,10 +99,11 @@ export class OutboxRelay {
     });
     // LISTEN before the first read: a commit after that read then still wakes us.
     await lock.client.query(`LISTEN ${outboxChannel}`);
+    const nsId = await namespaceId(this.o.pool, namespace);
     signal.addEventListener('abort', () => this.notify(), { once: true });
     while (!signal.aborted) {
       lock.throwIfLost();
-      const result = await this.publishBatch();
+      const result = await this.publishBatch(nsId);
       if (result.failed > 0) {
         this.failedBatches += 1;
         if (this.failedBatches >= consecutiveFailedBatchesMax) {
@@ -141,12 +144,13 @@ export class OutboxRelay {
     this.woken = false;
   }
 
-  private async publishBatch(): Promise<{ rows: number; failed: number; detail: string }> {
+  /** `nsId`: the namespace's id, which keys the outbox. */
+  private async publishBatch(nsId: number): Promise<{ rows: number; failed: number; detail: string }> {
     const { pool, namespace, binding, producer, log, stats } = this.o;
     const started = process.hrtime.bigint();
     const read = await pool.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
       pendingOutboxRowsSql,
-      [namespace, relayBatchRowsMax],
+      [nsId, relayBatchRowsMax],
     );
     if (read.rows.length === 0) return { rows: 0, failed: 0, detail: '' };
     const rows: OutboxRow[] = read.rows.map((r) => ({
@@ -202,8 +206,8 @@ export class OutboxRelay {
     if (marked.length > 0) {
       const update = await pool.query(
         `UPDATE outbox SET published_at = clock_timestamp()
-          WHERE namespace = $1 AND id = ANY($2::bigint[]) AND published_at IS NULL`,
-        [namespace, marked],
+          WHERE ns = $1 AND id = ANY($2::bigint[]) AND published_at IS NULL`,
+        [nsId, marked],
       );
       // Fewer rows means someone else marked them: only another active relay would, and the
       // role lock excludes that. Logged, not fatal: the records were published either way.

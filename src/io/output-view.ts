@@ -20,6 +20,7 @@ import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../domain/confi
 import { outputEnvelopeSchema, outputRecordKey, viewLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
 import { assertInvariant } from './invariant.js';
+import { namespaceId } from './namespace-registry.js';
 import type { OutputRecord } from './output-consumer.js';
 import type { Database, Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
@@ -134,6 +135,8 @@ function dayKey(v: { item: string; location: string; day: string }): string {
 export class OutputView {
   readonly positions = new Map<number, number>();
   readonly counts = new Map<number, ViewCounts>();
+  /** The namespace's id, which keys view_rows (view_partitions keep the text); read by the first apply. */
+  private nsId: number | undefined;
 
   constructor(
     private readonly db: Database,
@@ -182,6 +185,7 @@ export class OutputView {
         }
       }
       assertInvariant(frontiers.rows.length === partitions.length, 'a view partition row is missing');
+      this.nsId ??= await namespaceId(client, this.config.namespace);
       const keys = [...new Map(decoded.map((d) => [dayKey(d.v), d.v])).values()];
       const heldRows = await client.query<{
         item: string;
@@ -192,8 +196,8 @@ export class OutputView {
       }>(
         `SELECT r.item, r.location, r.day, r.version, r.record_value
            FROM unnest($2::text[], $3::text[], $4::text[]) AS k(item, location, day)
-           JOIN view_rows r ON r.namespace = $1 AND r.item = k.item AND r.location = k.location AND r.day = k.day`,
-        [this.config.namespace, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
+           JOIN view_rows r ON r.ns = $1 AND r.item = k.item AND r.location = k.location AND r.day = k.day`,
+        [this.nsId, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
       );
       const held = new Map<string, Held>(
         heldRows.rows.map((r) => [dayKey(r), { version: r.version, value: r.record_value }]),
@@ -224,14 +228,14 @@ export class OutputView {
       const rows = [...upserts.values()];
       if (rows.length > 0) {
         const written = await client.query(
-          `INSERT INTO view_rows AS r (namespace, item, location, day, version, closing, status, retracted,
+          `INSERT INTO view_rows AS r (ns, item, location, day, version, closing, status, retracted,
                                        cause_partition, cause_offset, record_value, topic_partition, topic_offset, applied_at)
-           SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted,
+           SELECT $1::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted,
                   u.cp, u.co, u.value, u.tp, u.tof, clock_timestamp()
              FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::text[], $8::bool[],
                          $9::int[], $10::bigint[], $11::bytea[], $12::int[], $13::bigint[])
                   AS u(item, location, day, version, closing, status, retracted, cp, co, value, tp, tof)
-           ON CONFLICT (namespace, item, location, day) DO UPDATE
+           ON CONFLICT (ns, item, location, day) DO UPDATE
               SET version = EXCLUDED.version, closing = EXCLUDED.closing, status = EXCLUDED.status,
                   retracted = EXCLUDED.retracted, cause_partition = EXCLUDED.cause_partition,
                   cause_offset = EXCLUDED.cause_offset, record_value = EXCLUDED.record_value,
@@ -239,7 +243,7 @@ export class OutputView {
                   applied_at = EXCLUDED.applied_at
             WHERE r.version < EXCLUDED.version`,
           [
-            this.config.namespace,
+            this.nsId,
             rows.map((u) => u.v.item),
             rows.map((u) => u.v.location),
             rows.map((u) => u.v.day),
@@ -311,15 +315,16 @@ interface ViewRow {
 
 /** The view's rows as output versions in canonical order, (item, location, day), by keyset pages. */
 export async function* readViewRows(db: Queryable, namespace: string, pageRows = 5_000): AsyncGenerator<OutputVersion> {
+  const nsId = await namespaceId(db, namespace);
   let after: [string, string, string] = ['', '', ''];
   let first = true;
   for (;;) {
     const result = await db.query<ViewRow>(
       `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
          FROM view_rows
-        WHERE namespace = $1 AND ($3::bool OR (item, location, day) > ($4, $5, $6))
+        WHERE ns = $1 AND ($3::bool OR (item, location, day) > ($4, $5, $6))
         ORDER BY item, location, day LIMIT $2`,
-      [namespace, pageRows, first, ...after],
+      [nsId, pageRows, first, ...after],
     );
     for (const r of result.rows) {
       yield {

@@ -6,6 +6,7 @@
  */
 import { inspectStore } from './inspect-queries.js';
 import type { KafkaAdmin } from './kafka-admin.js';
+import { namespaceId } from './namespace-registry.js';
 import { readViewPartitions } from './output-view.js';
 import type { Queryable } from './postgres.js';
 import { int8ToSafeInteger } from './safe-integer.js';
@@ -29,6 +30,9 @@ export interface DrainState {
 const heartbeatFreshMs = 3_000;
 
 export class ShowcaseProbe {
+  /** The namespace's id, which keys decisions (migration 0006); read by the first look at them. */
+  private nsId: number | undefined;
+
   constructor(
     private readonly db: Queryable,
     private readonly admin: KafkaAdmin,
@@ -73,9 +77,10 @@ export class ShowcaseProbe {
 
   /** How many decisions exist for the offset, and the epoch they were written under. */
   async decisionsAt(partition: number, offset: number): Promise<{ count: number; epochs: number[] }> {
+    this.nsId ??= await namespaceId(this.db, this.namespace);
     const result = await this.db.query<{ epoch: string }>(
-      'SELECT epoch FROM decisions WHERE namespace = $1 AND partition = $2 AND record_offset = $3',
-      [this.namespace, partition, offset],
+      'SELECT epoch FROM decisions WHERE ns = $1 AND partition = $2 AND record_offset = $3',
+      [this.nsId, partition, offset],
     );
     return { count: result.rows.length, epochs: result.rows.map((r) => int8ToSafeInteger(r.epoch, 'epoch')) };
   }

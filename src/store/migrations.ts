@@ -22,6 +22,7 @@ import { workerStoreMigration } from './migrations/0002-worker-store.js';
 import { transportMigration } from './migrations/0003-transport.js';
 import { outboxPendingInIdOrderMigration } from './migrations/0004-outbox-pending-in-id-order.js';
 import { dayTotalsMigration } from './migrations/0005-day-totals.js';
+import { namespaceIdsMigration } from './migrations/0006-namespace-ids.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -32,6 +33,7 @@ export const migrations: readonly Migration[] = [
   transportMigration,
   outboxPendingInIdOrderMigration,
   dayTotalsMigration,
+  namespaceIdsMigration,
 ];
 
 /**

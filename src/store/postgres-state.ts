@@ -42,6 +42,7 @@ import {
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
 import { assertInvariant } from '../io/invariant.js';
+import { namespaceIdOf, namespaceIdSql } from '../io/namespace-registry.js';
 import type { Database } from '../io/postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';
 import {
@@ -67,6 +68,7 @@ export const storeStatementNames = {
   observe: 'amends_observe',
   loadWindow: 'amends_load_window',
   commitBatch: 'amends_commit_batch',
+  namespaceId: 'amends_namespace_id',
 } as const;
 
 export interface PostgresStateOptions {
@@ -104,11 +106,15 @@ const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 
 
 /**
  * The partition row and each key's window (key-window.ts) in one snapshot (one statement).
- * $3–$7: the batch's revisions (item, location, txn, rev, post day or NULL). `touched` is
+ * $3–$7: the batch's revisions (item, location, txn, rev, post day or NULL), $8 the namespace's
+ * id (the per-record tables' key, migration 0006; partitions keep the text). `touched` is
  * `earliestTouchedDay`: a revision newer than the stored one touches its own post day and
  * the day its transaction's stored post holds (LEAST skips NULLs). Every read is an index
- * step: authority by its key, day rows by a range of (namespace, item, location, day), the
- * carried day by `output_days_shown`.
+ * step: authority by its key, day rows by a range of (ns, item, location, day), the
+ * carried day by `output_days_shown`. The day range is a LATERAL subquery with ORDER BY,
+ * which PostgreSQL does not flatten into a join, so it is always probed per key: as a join,
+ * a namespace the statistics do not know yet (a new one, or a rebuild, until autovacuum
+ * analyzes) looked like one row, and the planner scanned all of its days instead.
  */
 export const loadWindowSql = `
   WITH r AS (
@@ -118,7 +124,7 @@ export const loadWindowSql = `
     SELECT DISTINCT item, location, txn FROM r
   ), a AS (
     SELECT a.item, a.location, a.txn, a.rev, a.op, a.day, a.qty
-      FROM t JOIN authority a ON a.namespace = $1 AND a.item = t.item COLLATE "C"
+      FROM t JOIN authority a ON a.ns = $8::int AND a.item = t.item COLLATE "C"
                              AND a.location = t.location COLLATE "C" AND a.txn = t.txn COLLATE "C"
   ), touched AS (
     SELECT r.item, r.location, least(r.day, a.day) AS day
@@ -128,14 +134,17 @@ export const loadWindowSql = `
   ), e AS (
     SELECT item, location, min(day) AS day FROM touched WHERE day IS NOT NULL GROUP BY item, location
   ), w AS (
-    SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
-      FROM e JOIN output_days o ON o.namespace = $1 AND o.item = e.item COLLATE "C"
-                               AND o.location = e.location COLLATE "C" AND o.day >= e.day
+    SELECT f.* FROM e CROSS JOIN LATERAL (
+      SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
+        FROM output_days o
+       WHERE o.ns = $8::int AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
+         AND o.day >= e.day
+       ORDER BY o.day) AS f
     UNION ALL
     SELECT c.* FROM e CROSS JOIN LATERAL (
       SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
         FROM output_days o
-       WHERE o.namespace = $1 AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
+       WHERE o.ns = $8::int AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
          AND o.day < e.day AND NOT o.retracted
        ORDER BY o.day DESC LIMIT 1) AS c
   )
@@ -158,56 +167,57 @@ export const loadWindowSql = `
  *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
  *  outbox records, $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
  *  (key-window.ts `dayRowChanges`: a new latest version or a new total, one upsert row per day,
- *  picked by the client, so no server-side sort of every version of a big batch), $46–$48 the
- *  transactions taken as new without a read (window-cache.ts).
+ *  picked by the client, so no server-side sort of every version of a big batch), $46 the
+ *  namespace's id, which keys the per-record tables (migration 0006; partitions keep the text),
+ *  $47–$49 the transactions taken as new without a read (window-cache.ts).
  */
 const commitBatchSql = `
   WITH p AS (
     SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
   ), fresh AS (
     SELECT count(*)::int AS stale
-      FROM unnest($46::text[], $47::text[], $48::text[]) AS u(item, location, txn)
-      JOIN authority a ON a.namespace = $1 AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
+      FROM unnest($47::text[], $48::text[], $49::text[]) AS u(item, location, txn)
+      JOIN authority a ON a.ns = $46::int AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
                       AND a.txn = u.txn COLLATE "C"
   ), ok AS (
     SELECT 1 FROM p, fresh WHERE p.epoch = $3 AND p.frontier = $4 AND fresh.stale = 0
   ), d AS (
-    INSERT INTO decisions (namespace, partition, record_offset, outcome, item, location, txn, rev,
+    INSERT INTO decisions (ns, partition, record_offset, outcome, item, location, txn, rev,
                            raw_key, raw_value, quarantined, detail, epoch)
-    SELECT $1, $2, u.o, u.outcome, u.item, u.location, u.txn, u.rev, u.k, u.v, u.q, u.detail, $3
+    SELECT $46::int, $2, u.o, u.outcome, u.item, u.location, u.txn, u.rev, u.k, u.v, u.q, u.detail, $3
       FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[],
                   $12::bytea[], $13::bytea[], $14::bool[], $15::text[])
            AS u(o, outcome, item, location, txn, rev, k, v, q, detail)
      WHERE EXISTS (SELECT 1 FROM ok)
     RETURNING 1
   ), a AS (
-    INSERT INTO authority AS t (namespace, item, location, txn, rev, op, day, qty, cause_partition, cause_offset)
-    SELECT $1, u.item, u.location, u.txn, u.rev, u.op, u.day, u.qty, $2, u.cause
+    INSERT INTO authority AS t (ns, item, location, txn, rev, op, day, qty, cause_partition, cause_offset)
+    SELECT $46::int, u.item, u.location, u.txn, u.rev, u.op, u.day, u.qty, $2, u.cause
       FROM unnest($16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[], $22::int[],
                   $23::bigint[]) AS u(item, location, txn, rev, op, day, qty, cause)
      WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT (namespace, item, location, txn) DO UPDATE
+    ON CONFLICT (ns, item, location, txn) DO UPDATE
        SET rev = EXCLUDED.rev, op = EXCLUDED.op, day = EXCLUDED.day, qty = EXCLUDED.qty,
            cause_partition = EXCLUDED.cause_partition, cause_offset = EXCLUDED.cause_offset
      WHERE amends_assert(t.rev < EXCLUDED.rev, 'authority revision must grow: ' || t.txn)
     RETURNING 1
   ), v AS (
-    INSERT INTO output_versions (namespace, item, location, day, version, closing, status, retracted,
+    INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted,
                                  cause_partition, cause_offset)
-    SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
+    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
       FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $28::bigint[], $29::text[], $30::bool[],
                   $31::bigint[]) AS u(item, location, day, version, closing, status, retracted, cause)
      WHERE EXISTS (SELECT 1 FROM ok)
     RETURNING 1
   ), od AS (
-    INSERT INTO output_days AS t (namespace, item, location, day, version, closing, status, retracted,
+    INSERT INTO output_days AS t (ns, item, location, day, version, closing, status, retracted,
                                   cause_partition, cause_offset, qty, posts)
-    SELECT $1, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.qty, u.posts
+    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.qty, u.posts
       FROM unnest($36::text[], $37::text[], $38::text[], $39::int[], $40::bigint[], $41::text[], $42::bool[],
                   $43::bigint[], $44::bigint[], $45::int[])
            AS u(item, location, day, version, closing, status, retracted, cause, qty, posts)
      WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT (namespace, item, location, day) DO UPDATE
+    ON CONFLICT (ns, item, location, day) DO UPDATE
        SET version = EXCLUDED.version, closing = EXCLUDED.closing, status = EXCLUDED.status,
            retracted = EXCLUDED.retracted, cause_partition = EXCLUDED.cause_partition,
            cause_offset = EXCLUDED.cause_offset, qty = EXCLUDED.qty, posts = EXCLUDED.posts
@@ -218,8 +228,8 @@ const commitBatchSql = `
                          'output version must grow: ' || t.day)
     RETURNING 1
   ), o AS (
-    INSERT INTO outbox (namespace, partition, item, location, day, version, record_key, record_value)
-    SELECT $1, $2, u.item, u.location, u.day, u.version, u.k, u.v
+    INSERT INTO outbox (ns, partition, item, location, day, version, record_key, record_value)
+    SELECT $46::int, $2, u.item, u.location, u.day, u.version, u.k, u.v
       FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $32::bytea[], $33::bytea[])
            WITH ORDINALITY AS u(item, location, day, version, k, v, n)
      WHERE EXISTS (SELECT 1 FROM ok)
@@ -272,6 +282,8 @@ export class PostgresState implements State {
   private readonly namespace: string;
   private readonly owner: string | null;
   private readonly cache: WindowCache;
+  /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
+  private nsId: number | undefined;
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -400,11 +412,12 @@ export class PostgresState implements State {
     }
     const frontier = (records[records.length - 1] as SourceRecord).offset + 1;
     const causes = newCauses(results);
+    const nsId = await this.namespaceId(signal);
     const result = await this.run<CommitRow>(
       {
         name: storeStatementNames.commitBatch,
         text: commitBatchSql,
-        values: this.commitValues(request, results, frontier, changedDays(keys, causes), assumedNew),
+        values: this.commitValues(request, results, frontier, changedDays(keys, causes), nsId, assumedNew),
       },
       signal,
       'process',
@@ -440,7 +453,7 @@ export class PostgresState implements State {
       {
         name: storeStatementNames.loadWindow,
         text: loadWindowSql,
-        values: loadWindowValues(this.namespace, partition, needs),
+        values: loadWindowValues(this.namespace, await this.namespaceId(signal), partition, needs),
       },
       signal,
       'loading the batch window',
@@ -457,6 +470,7 @@ export class PostgresState implements State {
     results: DecideResult[],
     frontier: number,
     days: readonly ChangedDay[],
+    nsId: number,
     assumedNew: readonly TxnRef[],
   ): unknown[] {
     const n = results.length;
@@ -573,10 +587,25 @@ export class PostgresState implements State {
       days.map((d) => d.cause),
       days.map((d) => d.row.total.qty),
       days.map((d) => d.row.total.posts),
+      nsId,
       assumedNew.map((t) => t.item),
       assumedNew.map((t) => t.location),
       assumedNew.map((t) => t.txn),
     ];
+  }
+
+  /** The namespace's id, read once per store (namespace-registry.ts `namespaceId`). */
+  private async namespaceId(signal: AbortSignal): Promise<number> {
+    if (this.nsId === undefined) {
+      const result = await this.run<{ id: unknown }>(
+        { name: storeStatementNames.namespaceId, text: namespaceIdSql, values: [this.namespace] },
+        signal,
+        'reading the namespace id',
+        false,
+      );
+      this.nsId = namespaceIdOf(result.rows, this.namespace);
+    }
+    return this.nsId;
   }
 
   /** Runs one statement; `commits`: whether it carries a COMMIT (then a lost reply is unknown). */
@@ -624,9 +653,10 @@ export class PostgresState implements State {
   }
 }
 
-/** `loadWindowSql`'s parameters: the namespace, the partition, and every revision of the batch. */
+/** `loadWindowSql`'s parameters: the namespace, the partition, every revision of the batch, the namespace's id. */
 export function loadWindowValues(
   namespace: string,
+  nsId: number,
   partition: number,
   needs: ReadonlyMap<string, KeyNeeds>,
 ): unknown[] {
@@ -641,6 +671,7 @@ export function loadWindowValues(
     revisions.map((r) => r.txn),
     revisions.map((r) => r.rev),
     revisions.map((r) => r.day),
+    nsId,
   ];
 }
 

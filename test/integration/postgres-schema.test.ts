@@ -11,9 +11,10 @@ import { configDigest, type Manifest } from '../../src/domain/config.js';
 import { readNamespace, registerNamespace } from '../../src/io/namespace-registry.js';
 import { pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/outbox-relay.js';
 import { Database } from '../../src/io/postgres.js';
-import { migrationLockKey, migrations } from '../../src/store/migrations.js';
+import { applyMigrations, migrationLockKey, migrations } from '../../src/store/migrations.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
+import { ledgerRows, type PerRecordTable, perRecordTables } from '../support/ledger-rows.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
@@ -135,6 +136,138 @@ describe('schema migrations', () => {
   });
 });
 
+/** A few rows of `namespace` in every per-record table, as the schema-5 build keyed them (by text). */
+async function schema5Rows(client: pg.ClientBase, namespace: string): Promise<void> {
+  const bytes = (s: string) => Buffer.from(s, 'utf8');
+  await client.query(
+    `INSERT INTO decisions (namespace, partition, record_offset, outcome, item, location, txn, rev, raw_key, raw_value,
+                            quarantined, detail, epoch)
+     VALUES ($1, 0, 0, 'APPLIED', 'widget', 'berlin', 'T1', 1, $2, $3, false, NULL, 1),
+            ($1, 0, 1, 'CONFLICT', 'widget', 'berlin', 'T1', 1, $2, $3, true, 'differs', 1),
+            ($1, 1, 0, 'MALFORMED', NULL, NULL, NULL, NULL, NULL, '', true, 'not JSON', 2)`,
+    [namespace, bytes('{"item":"widget"}'), bytes('{"txn":"T1"}')],
+  );
+  await client.query(
+    `INSERT INTO authority (namespace, item, location, txn, rev, op, day, qty, cause_partition, cause_offset)
+     VALUES ($1, 'widget', 'berlin', 'T1', 1, 'post', '2026-03-02', 5, 0, 0),
+            ($1, 'widget', 'berlin', 'T2', 2, 'cancel', NULL, NULL, 0, 3)`,
+    [namespace],
+  );
+  await client.query(
+    `INSERT INTO output_versions (namespace, item, location, day, version, closing, status, retracted, cause_partition,
+                                  cause_offset)
+     VALUES ($1, 'widget', 'berlin', '2026-03-02', 1, 105, 'OK', false, 0, 0),
+            ($1, 'widget', 'berlin', '2026-03-03', 2, NULL, NULL, true, 0, 3)`,
+    [namespace],
+  );
+  await client.query(
+    `INSERT INTO output_days (namespace, item, location, day, version, closing, status, retracted, cause_partition,
+                              cause_offset, qty, posts)
+     VALUES ($1, 'widget', 'berlin', '2026-03-02', 1, 105, 'OK', false, 0, 0, 5, 1),
+            ($1, 'widget', 'berlin', '2026-03-03', 2, NULL, NULL, true, 0, 3, 0, 0)`,
+    [namespace],
+  );
+  await client.query(
+    `INSERT INTO outbox (namespace, partition, item, location, day, version, record_key, record_value, published_at)
+     VALUES ($1, 0, 'widget', 'berlin', '2026-03-02', 1, $2, $3, now()),
+            ($1, 0, 'widget', 'berlin', '2026-03-03', 2, $2, $3, NULL)`,
+    [namespace, bytes('k'), bytes('v')],
+  );
+  await client.query(
+    `INSERT INTO output_bindings (namespace, output_topic, incarnation, partitions)
+     VALUES ($1, $1 || '-out', 'kafka:' || md5($1), 2)`,
+    [namespace],
+  );
+  await client.query(
+    `INSERT INTO view_rows (namespace, item, location, day, version, closing, status, retracted, cause_partition,
+                            cause_offset, record_value, topic_partition, topic_offset, applied_at)
+     VALUES ($1, 'widget', 'berlin', '2026-03-02', 1, 105, 'OK', false, 0, 0, $2, 0, 0, now())`,
+    [namespace, bytes('v')],
+  );
+}
+
+describe('migration 0006: namespace ids', () => {
+  const allTables = Object.keys(perRecordTables) as PerRecordTable[];
+
+  it('keys every per-record row by its namespace id in place, and rebuilds each index on it', async () => {
+    const client = new pg.Client({ connectionString: urlForSchema(await freshSchema()) });
+    await client.connect();
+    try {
+      expect(await applyMigrations(client, { through: 5 })).toEqual([1, 2, 3, 4, 5]);
+      const namespaces = ['short', 'bench-scale-20261203t153027-1mvg-abc'];
+      for (const namespace of namespaces) {
+        await registerNamespace(client, manifestFor(namespace));
+        await schema5Rows(client, namespace);
+      }
+      const before = await Promise.all(namespaces.map((n) => ledgerRows(client, n, allTables)));
+      const quarantine = 'SELECT * FROM quarantine ORDER BY namespace, partition, record_offset';
+      const quarantineBefore = (await client.query(quarantine)).rows;
+
+      expect(await applyMigrations(client)).toEqual([6]);
+      const ids = await client.query('SELECT namespace, id FROM namespaces ORDER BY id');
+      expect(ids.rows.map((r) => r.id).sort()).toEqual([1, 2]);
+      expect(await Promise.all(namespaces.map((n) => ledgerRows(client, n, allTables)))).toEqual(before);
+      expect(before.flat()).toHaveLength(2 * 12);
+      expect((await client.query(quarantine)).rows).toEqual(quarantineBefore);
+
+      const columns = await client.query(
+        `SELECT table_name, data_type, is_nullable FROM information_schema.columns
+          WHERE table_schema = current_schema() AND column_name IN ('ns', 'namespace') AND table_name = ANY($1)
+          ORDER BY table_name`,
+        [allTables],
+      );
+      expect(columns.rows).toEqual(
+        [...allTables].sort().map((t) => ({ table_name: t, data_type: 'integer', is_nullable: 'NO' })),
+      );
+      const indexes = await client.query(
+        `SELECT indexname, regexp_replace(indexdef, '^.* USING ', '') AS def FROM pg_indexes
+          WHERE schemaname = current_schema() AND tablename = ANY($1) ORDER BY indexname`,
+        [allTables],
+      );
+      expect(Object.fromEntries(indexes.rows.map((r) => [r.indexname, r.def]))).toEqual({
+        authority_pkey: 'btree (ns, item, location, txn)',
+        decisions_pkey: 'btree (ns, partition, record_offset)',
+        decisions_quarantined: 'btree (ns, partition, record_offset) WHERE quarantined',
+        outbox_one_per_version: 'btree (ns, item, location, day, version)',
+        outbox_pending: 'btree (ns, ((id + 0))) WHERE (published_at IS NULL)',
+        outbox_pkey: 'btree (id)',
+        output_days_pkey: 'btree (ns, item, location, day)',
+        output_days_shown: 'btree (ns, item, location, day) WHERE (NOT retracted)',
+        output_versions_pkey: 'btree (ns, item, location, day, version)',
+        view_rows_pkey: 'btree (ns, item, location, day)',
+      });
+      // No foreign key on the per-record tables (migration 0002 says why).
+      const foreign = await client.query(
+        `SELECT conrelid::regclass::text AS t FROM pg_constraint
+          WHERE contype = 'f' AND connamespace = current_schema()::regnamespace AND conrelid::regclass::text = ANY($1)`,
+        [allTables],
+      );
+      expect(foreign.rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses a row of an unregistered namespace and changes nothing', async () => {
+    const client = new pg.Client({ connectionString: urlForSchema(await freshSchema()) });
+    await client.connect();
+    try {
+      await applyMigrations(client, { through: 5 });
+      await client.query(
+        `INSERT INTO authority (namespace, item, location, txn, rev, op, day, qty, cause_partition, cause_offset)
+         VALUES ('nobody', 'widget', 'berlin', 'T1', 1, 'post', '2026-03-02', 5, 0, 0)`,
+      );
+      await expect(applyMigrations(client)).rejects.toThrow(/a row of namespace nobody, which is not registered/);
+      const applied = await client.query('SELECT max(version) AS v FROM schema_migrations');
+      expect(applied.rows[0].v).toBe(5);
+      const rows = await client.query('SELECT namespace FROM authority');
+      expect(rows.rows).toEqual([{ namespace: 'nobody' }]);
+    } finally {
+      await client.end();
+    }
+  });
+});
+
 describe('namespace registry', () => {
   it('registers once, accepts the same digest, refuses a different one naming both digests', async () => {
     const db = await Database.open(testDatabaseUrl, 'amends-test registry');
@@ -201,21 +334,22 @@ describe('the outbox', () => {
     const schema = await freshSchema();
     const db = await Database.open(urlForSchema(schema), 'amends-test outbox plan');
     try {
+      // Namespace ids 1 (others) and 2 (mine).
       await db.pool.query(
-        `INSERT INTO outbox (namespace, partition, item, location, day, version, record_key, record_value, published_at)
-         SELECT CASE WHEN i <= 150000 THEN 'other' ELSE 'mine' END, i % 2, 'widget', 'berlin', 'd' || i, 1, '\\x00', convert_to(repeat('v', 250), 'UTF8'),
+        `INSERT INTO outbox (ns, partition, item, location, day, version, record_key, record_value, published_at)
+         SELECT CASE WHEN i <= 150000 THEN 1 ELSE 2 END, i % 2, 'widget', 'berlin', 'd' || i, 1, '\\x00', convert_to(repeat('v', 250), 'UTF8'),
                 CASE WHEN i <= 150000 OR i > 180000 THEN NULL ELSE now() END
            FROM generate_series(1, 186000) AS i`,
       );
       await db.pool.query('ANALYZE outbox');
       const explained = await db.pool.query<{ 'QUERY PLAN': unknown }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${pendingOutboxRowsSql}`,
-        ['mine', relayBatchRowsMax],
+        [2, relayBatchRowsMax],
       );
       const plan = JSON.stringify(explained.rows[0]!['QUERY PLAN']);
       expect(plan).toContain('"Index Name":"outbox_pending"');
       expect(plan).not.toMatch(/"Rows Removed by Filter":[1-9]/);
-      const rows = await db.pool.query<{ id: string }>(pendingOutboxRowsSql, ['mine', relayBatchRowsMax]);
+      const rows = await db.pool.query<{ id: string }>(pendingOutboxRowsSql, [2, relayBatchRowsMax]);
       expect(rows.rows.length).toBe(relayBatchRowsMax);
     } finally {
       await db.close();

@@ -31,7 +31,7 @@ import {
   exportQuarantineLines,
   readOutputVersions,
 } from '../../src/io/export-queries.js';
-import { registerNamespace } from '../../src/io/namespace-registry.js';
+import { namespaceId, registerNamespace } from '../../src/io/namespace-registry.js';
 import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
 import { Database } from '../../src/io/postgres.js';
 import { StoreFailure } from '../../src/machines/ports.js';
@@ -180,7 +180,7 @@ async function exported(namespace: string, pageRows?: number) {
 /** Per partition, in outbox order: [partition, key, value] of each envelope, as text. */
 async function outboxRecords(namespace: string) {
   const rows = await admin.query<{ partition: number; record_key: Buffer; record_value: Buffer }>(
-    'SELECT partition, record_key, record_value FROM outbox WHERE namespace = $1 ORDER BY partition, id',
+    'SELECT partition, record_key, record_value FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) ORDER BY partition, id',
     [namespace],
   );
   return rows.rows.map((r) => [r.partition, r.record_key.toString('utf8'), r.record_value.toString('utf8')]);
@@ -225,11 +225,12 @@ async function processAll(
 async function durableState(namespace: string) {
   const partitions = await admin.query('SELECT * FROM partitions WHERE namespace = $1 ORDER BY partition', [namespace]);
   const counts = await admin.query(
-    `SELECT (SELECT count(*) FROM decisions WHERE namespace = $1) AS decisions,
-            (SELECT count(*) FROM authority WHERE namespace = $1) AS authority,
-            (SELECT count(*) FROM output_versions WHERE namespace = $1) AS output_versions,
-            (SELECT count(*) FROM output_days WHERE namespace = $1) AS output_days,
-            (SELECT count(*) FROM outbox WHERE namespace = $1) AS outbox`,
+    `WITH n AS (SELECT id FROM namespaces WHERE namespace = $1)
+     SELECT (SELECT count(*) FROM decisions, n WHERE ns = n.id) AS decisions,
+            (SELECT count(*) FROM authority, n WHERE ns = n.id) AS authority,
+            (SELECT count(*) FROM output_versions, n WHERE ns = n.id) AS output_versions,
+            (SELECT count(*) FROM output_days, n WHERE ns = n.id) AS output_days,
+            (SELECT count(*) FROM outbox, n WHERE ns = n.id) AS outbox`,
     [namespace],
   );
   return { partitions: partitions.rows, counts: counts.rows[0] };
@@ -378,7 +379,7 @@ describe('PostgresState: process', () => {
     ];
     await processAll(store, 0, epoch, 0, [records]);
     const rows = await admin.query<{ raw_key: Buffer | null; raw_value: Buffer | null }>(
-      'SELECT raw_key, raw_value FROM decisions WHERE namespace = $1 ORDER BY record_offset',
+      'SELECT raw_key, raw_value FROM decisions WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) ORDER BY record_offset',
       [config.namespace],
     );
     expect(rows.rows.map((r) => [r.raw_key, r.raw_value])).toEqual(
@@ -409,7 +410,9 @@ describe('PostgresState: process', () => {
         record_key: Buffer;
         record_value: Buffer;
         published_at: Date | null;
-      }>('SELECT * FROM outbox WHERE namespace = $1 ORDER BY id', [config.namespace]);
+      }>('SELECT * FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) ORDER BY id', [
+        config.namespace,
+      ]);
       const versions: OutputVersion[] = [];
       for await (const v of readOutputVersions(db.pool, config.namespace)) versions.push(v);
       // Outbox order is decision order: by cause offset, then day.
@@ -485,7 +488,7 @@ describe('PostgresState: fences write nothing', () => {
     );
     await admin.query(
       `CREATE TRIGGER ${fn} BEFORE INSERT ON outbox FOR EACH ROW
-       WHEN (NEW.namespace = '${config.namespace}') EXECUTE FUNCTION ${fn}()`,
+       WHEN (NEW.ns = ${await namespaceId(admin, config.namespace)}) EXECUTE FUNCTION ${fn}()`,
     );
     const before = await durableState(config.namespace);
     const batch = { partition: 0, records: records.slice(2, 7), epoch, expectedFrontier: 2 };
@@ -759,7 +762,7 @@ describe('PostgresState: cost follows the work, not the history', () => {
     const needs = batchNeeds([screenRecord(next, config)]);
     const explained = await admin.query(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${loadWindowSql}`,
-      loadWindowValues(config.namespace, 0, needs),
+      loadWindowValues(config.namespace, await namespaceId(db.pool, config.namespace), 0, needs),
     );
     expect(
       await restarted.process(
@@ -835,7 +838,7 @@ describe('PostgresState: cost follows the work, not the history', () => {
     const needs = batchNeeds([screenRecord(correction, config)]);
     const explained = await admin.query(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${loadWindowSql}`,
-      loadWindowValues(config.namespace, 0, needs),
+      loadWindowValues(config.namespace, await namespaceId(db.pool, config.namespace), 0, needs),
     );
     const nodes = planNodes((explained.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
     const dayRows = nodes

@@ -1,26 +1,32 @@
 /**
- * Users' data survives the schema upgrade (migration 0005, day totals): a database written
- * as the schema-4 build wrote it (its migrations, its batch statement: store-v4-writer.ts)
- * over a real source topic is opened by this build, which converts it in place. Then:
- * every row the old build wrote is unchanged, `verify` PASSes, `export` equals `simulate`
- * byte for byte, and a worker of this build goes on deciding on the converted rows (a
- * correction of the first day re-versions every later day) and `verify` PASSes again.
+ * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids):
+ * a database written as an older build wrote it (its migrations, its batch statement:
+ * store-v4-writer.ts, store-v5-writer.ts) over a real source topic is opened by this build,
+ * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
+ * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
+ * what that build's export printed), and a worker of this build goes on deciding on the
+ * converted rows (a correction of the first day re-versions every later day) and `verify`
+ * PASSes again.
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/domain/config.js';
+import type { Manifest, NamespaceConfig } from '../../src/domain/config.js';
 import { fillerLines } from '../../src/domain/filler-load.js';
 import type { LedgerState } from '../../src/domain/ledger-state.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
+import type { SourceRecord } from '../../src/domain/source-record.js';
 import { registerNamespace } from '../../src/io/namespace-registry.js';
 import { Database } from '../../src/io/postgres.js';
-import { applyMigrations } from '../../src/store/migrations.js';
+import { applyMigrations, migrations } from '../../src/store/migrations.js';
 import { requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 import { allStories, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
+import { ledgerRows, type PerRecordTable } from '../support/ledger-rows.js';
 import { writeAsSchemaV4 } from '../support/store-v4-writer.js';
+import { type ExportWhat, exportAsSchemaV5 } from '../support/store-v5-export.js';
+import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import {
   createSource,
@@ -37,28 +43,24 @@ import {
 const topics = new Set<string>();
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
 const schemas = new TestSchemas(admin, 'amends_test_upgrade');
-let schemaUrl: string;
-let env: Record<string, string>;
-let probe: StoreProbe;
+const probes: StoreProbe[] = [];
 
-/** Every row the old build wrote, in a fixed order, as text: what an upgrade must not change. */
-async function ledgerRows(client: pg.ClientBase, namespace: string): Promise<string[]> {
-  const tables: [string, string][] = [
-    ['decisions', 'partition, record_offset'],
-    ['authority', 'item, location, txn'],
-    ['output_versions', 'item, location, day, version'],
-    ['outbox', 'id'],
-  ];
-  const out: string[] = [];
-  for (const [table, order] of tables) {
-    const { rows } = await client.query(
-      `SELECT to_jsonb(t) - 'decided_at' - 'created_at' AS r FROM ${table} t WHERE namespace = $1 ORDER BY ${order}`,
-      [namespace],
-    );
-    out.push(...rows.map((r) => `${table} ${JSON.stringify(r.r)}`));
-  }
-  return out;
+/** An older build: the schema it stopped at, how it wrote a partition's batches, what it wrote. */
+interface OldBuild {
+  schema: number;
+  write: (
+    client: pg.ClientBase,
+    config: NamespaceConfig,
+    partition: number,
+    batches: SourceRecord[][],
+  ) => Promise<number>;
+  /** The per-record tables whose rows the upgrade keeps unchanged (0005 adds totals to output_days). */
+  tables: PerRecordTable[];
+  /** What its `amendsctl export` printed, when the test can reproduce it. */
+  exported?: (client: pg.ClientBase, namespace: string, what: ExportWhat) => Promise<string>;
 }
+
+const exportKinds: ExportWhat[] = ['decisions', 'outputs', 'quarantine'];
 
 /** The four stories and 300 filler records per key (corrections, redeliveries, cancels among them). */
 function storyText(): string {
@@ -69,136 +71,158 @@ function storyText(): string {
   return `${allStories()}${filler('widget', 'berlin', 'u1')}\n${filler('gadget', 'paris', 'u1')}\n`;
 }
 
+/** `export` of every kind by this build, and `simulate` of `file`. */
 async function exportedAndSimulated(
+  env: Record<string, string>,
   source: TestSource,
   file: string,
-): Promise<{ exported: string; simulated: string }> {
+): Promise<{ exports: Record<ExportWhat, string>; simulated: string }> {
   const run = async (args: string[]) => {
     const r = await runAmendsctl(args, env);
     expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
     return r.stdout;
   };
   const m = source.manifestPath;
-  const [decisions, outputs, simulated] = await Promise.all([
-    run(['export', '--manifest', m, '--what', 'decisions']),
-    run(['export', '--manifest', m, '--what', 'outputs']),
+  const [decisions, outputs, quarantine, simulated] = await Promise.all([
+    ...exportKinds.map((what) => run(['export', '--manifest', m, '--what', what])),
     run(['simulate', '--manifest', m, '--file', file]),
   ]);
-  return { exported: decisions + outputs, simulated };
+  return { exports: { decisions, outputs, quarantine } as Record<ExportWhat, string>, simulated: simulated as string };
 }
 
-async function verifyPasses(source: TestSource): Promise<void> {
+async function verifyPasses(env: Record<string, string>, source: TestSource): Promise<void> {
   const r = await runAmendsctl(['verify', '--manifest', source.manifestPath, '--json'], env);
   expect(r.code, r.stdout + r.stderr).toBe(0);
   expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'PASS', differences: [] });
 }
 
+/** Each day's total is its authoritative posts' sum and count: the number of days where it is not. */
+async function daysWithWrongTotals(db: Database, namespace: string): Promise<number> {
+  const { rows } = await db.pool.query(
+    `SELECT count(*)::int AS n FROM output_days o
+       LEFT JOIN LATERAL (
+            SELECT coalesce(sum(a.qty), 0)::bigint AS qty, count(*)::int AS posts FROM authority a
+             WHERE a.ns = o.ns AND a.item = o.item AND a.location = o.location
+               AND a.day = o.day AND a.op = 'post') AS t ON true
+      WHERE o.ns = (SELECT id FROM namespaces WHERE namespace = $1) AND (o.qty <> t.qty OR o.posts <> t.posts)`,
+    [namespace],
+  );
+  return rows[0].n;
+}
+
+/** A correction of the first filler day and a new post, for a worker of this build to decide. */
+function moreRecords(): string {
+  const post = (item: string, location: string, txn: string, rev: number, day: string, qty: number) => ({
+    key: { item, location },
+    value: { schema: 1, txn, rev, op: 'post', item, location, day, qty },
+  });
+  const more = [
+    post('widget', 'berlin', 'Fu1-0', 5, '2026-04-01', 3),
+    post('gadget', 'paris', 'U-new', 1, '2027-06-01', 4),
+  ];
+  return `${more.map((l) => JSON.stringify(l)).join('\n')}\n`;
+}
+
+/**
+ * The whole story for one older build: write its database, open it with this build, check the
+ * rows, verify and export, then let a worker of this build go on and check again.
+ */
+async function upgradeAndGoOn(old: OldBuild): Promise<void> {
+  const url = urlForSchema(await schemas.fresh());
+  const env = { ...workerEnv, AMENDS_DATABASE_URL: url };
+  const probe = new StoreProbe(url);
+  probes.push(probe);
+  const source = await createSource(topics, twoKeysConfig);
+  const manifest = JSON.parse(readFileSync(source.manifestPath, 'utf8')) as Manifest;
+  const first = scratchFile(`${source.topic}.first.jsonl`, storyText());
+  const ends = await loadFile(source, first);
+
+  // The old database: its migrations, the namespace, every record decided by its statement.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const exportedBefore: Partial<Record<ExportWhat, string>> = {};
+  try {
+    const through = Array.from({ length: old.schema }, (_, i) => i + 1);
+    expect(await applyMigrations(client, { through: old.schema })).toEqual(through);
+    await registerNamespace(client, manifest);
+    const records = parseSimulationInput(readFileSync(first, 'utf8'), manifest.config);
+    for (const partition of [0, 1]) {
+      const own = records.filter((r) => r.partition === partition);
+      const batches = Array.from({ length: Math.ceil(own.length / 50) }, (_, i) => own.slice(i * 50, i * 50 + 50));
+      expect(await old.write(client, manifest.config, partition, batches)).toBe(ends.get(partition));
+    }
+    const before = await ledgerRows(client, source.namespace, old.tables);
+    expect(before.length).toBeGreaterThan(600);
+    if (old.exported) {
+      for (const what of exportKinds) exportedBefore[what] = await old.exported(client, source.namespace, what);
+      expect(exportedBefore.decisions?.split('\n').length).toBeGreaterThan(600);
+    }
+
+    // This build opens it: the later migrations convert it.
+    const db = await Database.open(url, 'amends-test upgrade');
+    try {
+      const applied = await db.pool.query('SELECT version FROM schema_migrations ORDER BY version');
+      expect(applied.rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
+      expect(await ledgerRows(db.pool, source.namespace, old.tables)).toEqual(before);
+      expect(await daysWithWrongTotals(db, source.namespace)).toBe(0);
+    } finally {
+      await db.close();
+    }
+  } finally {
+    await client.end();
+  }
+  await verifyPasses(env, source);
+  const firstRun = await exportedAndSimulated(env, source, first);
+  const firstExport = firstRun.exports.decisions + firstRun.exports.outputs;
+  expect(firstExport.split('\n').length).toBeGreaterThan(1_000);
+  expect(firstExport).toBe(firstRun.simulated);
+  for (const [what, text] of Object.entries(exportedBefore)) {
+    expect(firstRun.exports[what as ExportWhat], what).toBe(text);
+  }
+
+  // A worker of this build decides on: a correction of the first filler day and a new post.
+  const second = scratchFile(`${source.topic}.second.jsonl`, moreRecords());
+  const allEnds = mergeEnds(ends, await loadFile(source, second));
+  startWorker({ manifestPath: source.manifestPath, env });
+  await probe.waitForFrontiers(source.namespace, allEnds);
+  await stopAllWorkers();
+  const everything = scratchFile(
+    `${source.topic}.all.jsonl`,
+    readFileSync(first, 'utf8') + readFileSync(second, 'utf8'),
+  );
+  const secondRun = await exportedAndSimulated(env, source, everything);
+  expect(secondRun.exports.decisions + secondRun.exports.outputs).toBe(secondRun.simulated);
+  await verifyPasses(env, source);
+}
+
 beforeAll(async () => {
   requireBuild();
   await admin.connect();
-  schemaUrl = urlForSchema(await schemas.fresh());
-  env = { ...workerEnv, AMENDS_DATABASE_URL: schemaUrl };
-  probe = new StoreProbe(schemaUrl);
 });
 afterAll(async () => {
   await stopAllWorkers();
-  await probe.close();
+  for (const probe of probes) await probe.close();
   await schemas.dropAll();
   await admin.end();
   await deleteTestTopics(topics);
 });
 
-describe('upgrading a database written by the schema-4 build', () => {
-  it('converts it in place: rows unchanged, verify PASS, export = simulate, and workers go on', async () => {
-    const source = await createSource(topics, twoKeysConfig);
-    const manifest = JSON.parse(readFileSync(source.manifestPath, 'utf8')) as Manifest;
-    const first = scratchFile(`${source.topic}.first.jsonl`, storyText());
-    const ends = await loadFile(source, first);
+describe('upgrading a database written by an older build', () => {
+  it('schema 4: converted in place (0005, 0006): rows unchanged, verify PASS, export = simulate, workers go on', async () => {
+    const state: LedgerState = new Map();
+    await upgradeAndGoOn({
+      schema: 4,
+      write: (client, config, partition, batches) => writeAsSchemaV4(client, config, partition, batches, state),
+      tables: ['decisions', 'authority', 'output_versions', 'outbox'],
+    });
+  });
 
-    // The schema-4 database: its four migrations, the namespace, every record decided by its statement.
-    const old = new pg.Client({ connectionString: schemaUrl });
-    await old.connect();
-    try {
-      expect(await applyMigrations(old, { through: 4 })).toEqual([1, 2, 3, 4]);
-      await registerNamespace(old, manifest);
-      const records = parseSimulationInput(readFileSync(first, 'utf8'), manifest.config);
-      const state: LedgerState = new Map();
-      for (const partition of [0, 1]) {
-        const own = records.filter((r) => r.partition === partition);
-        const batches = Array.from({ length: Math.ceil(own.length / 50) }, (_, i) => own.slice(i * 50, i * 50 + 50));
-        expect(await writeAsSchemaV4(old, manifest.config, partition, batches, state)).toBe(ends.get(partition));
-      }
-      const before = await ledgerRows(old, source.namespace);
-      expect(before.length).toBeGreaterThan(600);
-
-      // This build opens it: migration 5 converts it.
-      const db = await Database.open(schemaUrl, 'amends-test upgrade');
-      try {
-        const applied = await db.pool.query('SELECT version FROM schema_migrations ORDER BY version');
-        expect(applied.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
-        expect(await ledgerRows(old, source.namespace)).toEqual(before);
-        // Each day's total is its authoritative posts' sum and count.
-        const { rows } = await db.pool.query(
-          `SELECT count(*)::int AS n FROM output_days o
-             LEFT JOIN LATERAL (
-                  SELECT coalesce(sum(a.qty), 0)::bigint AS qty, count(*)::int AS posts FROM authority a
-                   WHERE a.namespace = o.namespace AND a.item = o.item AND a.location = o.location
-                     AND a.day = o.day AND a.op = 'post') AS t ON true
-            WHERE o.namespace = $1 AND (o.qty <> t.qty OR o.posts <> t.posts)`,
-          [source.namespace],
-        );
-        expect(rows[0].n).toBe(0);
-      } finally {
-        await db.close();
-      }
-    } finally {
-      await old.end();
-    }
-    await verifyPasses(source);
-    const firstRun = await exportedAndSimulated(source, first);
-    expect(firstRun.exported.split('\n').length).toBeGreaterThan(1_000);
-    expect(firstRun.exported).toBe(firstRun.simulated);
-
-    // A worker of this build decides on: a correction of the first filler day and a new post.
-    const more = [
-      {
-        key: { item: 'widget', location: 'berlin' },
-        value: {
-          schema: 1,
-          txn: 'Fu1-0',
-          rev: 5,
-          op: 'post',
-          item: 'widget',
-          location: 'berlin',
-          day: '2026-04-01',
-          qty: 3,
-        },
-      },
-      {
-        key: { item: 'gadget', location: 'paris' },
-        value: {
-          schema: 1,
-          txn: 'U-new',
-          rev: 1,
-          op: 'post',
-          item: 'gadget',
-          location: 'paris',
-          day: '2027-06-01',
-          qty: 4,
-        },
-      },
-    ];
-    const second = scratchFile(`${source.topic}.second.jsonl`, `${more.map((l) => JSON.stringify(l)).join('\n')}\n`);
-    const allEnds = mergeEnds(ends, await loadFile(source, second));
-    startWorker({ manifestPath: source.manifestPath, env });
-    await probe.waitForFrontiers(source.namespace, allEnds);
-    await stopAllWorkers();
-    const everything = scratchFile(
-      `${source.topic}.all.jsonl`,
-      readFileSync(first, 'utf8') + readFileSync(second, 'utf8'),
-    );
-    const secondRun = await exportedAndSimulated(source, everything);
-    expect(secondRun.exported).toBe(secondRun.simulated);
-    await verifyPasses(source);
+  it('schema 5: converted in place (0006): rows unchanged, export as before and = simulate, verify PASS, workers go on', async () => {
+    await upgradeAndGoOn({
+      schema: 5,
+      write: writeAsSchemaV5,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+      exported: exportAsSchemaV5,
+    });
   });
 });

@@ -65,7 +65,7 @@ describe('transport: refusals', () => {
     expect(held).toMatchObject({ item: 'widget', location: 'berlin', version: 1, closing: 70 });
     const heldValue = (
       await probe.pool.query<{ v: Buffer }>(
-        `SELECT record_value AS v FROM view_rows WHERE namespace = $1 AND item = 'widget' AND day = '2026-03-02'`,
+        `SELECT record_value AS v FROM view_rows WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND item = 'widget' AND day = '2026-03-02'`,
         [source.namespace],
       )
     ).rows[0]?.v.toString('utf8');
@@ -200,9 +200,9 @@ describe('transport: latency', () => {
       `SELECT extract(epoch FROM v.applied_at - o.created_at) * 1000 AS visible_ms,
               extract(epoch FROM o.published_at - o.created_at) * 1000 AS published_ms
          FROM outbox o JOIN view_rows v
-           ON v.namespace = o.namespace AND v.item = o.item AND v.location = o.location
+           ON v.ns = o.ns AND v.item = o.item AND v.location = o.location
           AND v.day = o.day AND v.version = o.version
-        WHERE o.namespace = $1 AND o.day > '2026-03-02' ORDER BY o.id`,
+        WHERE o.ns = (SELECT id FROM namespaces WHERE namespace = $1) AND o.day > '2026-03-02' ORDER BY o.id`,
       [source.namespace],
     );
     const pct = (xs: number[], q: number) => {

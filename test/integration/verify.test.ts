@@ -112,22 +112,22 @@ describe('amendsctl verify', () => {
     const tampers: { what: string; change: string; undo: string; kind: string; key: string }[] = [
       {
         what: 'output row',
-        change: `UPDATE output_versions SET closing = closing + 1 WHERE namespace = $1 AND item = 'widget' AND day = '2026-03-03' AND version = 2`,
-        undo: `UPDATE output_versions SET closing = closing - 1 WHERE namespace = $1 AND item = 'widget' AND day = '2026-03-03' AND version = 2`,
+        change: `UPDATE output_versions SET closing = closing + 1 WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND item = 'widget' AND day = '2026-03-03' AND version = 2`,
+        undo: `UPDATE output_versions SET closing = closing - 1 WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND item = 'widget' AND day = '2026-03-03' AND version = 2`,
         kind: 'output',
         key: 'widget@berlin 2026-03-03 v2',
       },
       {
         what: 'decision',
-        change: `UPDATE decisions SET outcome = 'APPLIED' WHERE namespace = $1 AND partition = 0 AND record_offset = 5 AND outcome = 'DUPLICATE'`,
-        undo: `UPDATE decisions SET outcome = 'DUPLICATE' WHERE namespace = $1 AND partition = 0 AND record_offset = 5`,
+        change: `UPDATE decisions SET outcome = 'APPLIED' WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND partition = 0 AND record_offset = 5 AND outcome = 'DUPLICATE'`,
+        undo: `UPDATE decisions SET outcome = 'DUPLICATE' WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND partition = 0 AND record_offset = 5`,
         kind: 'decision',
         key: '0:5',
       },
       {
         what: 'view row',
-        change: `UPDATE view_rows SET closing = closing + 7 WHERE namespace = $1 AND item = 'gadget' AND day = '2026-03-02'`,
-        undo: `UPDATE view_rows SET closing = closing - 7 WHERE namespace = $1 AND item = 'gadget' AND day = '2026-03-02'`,
+        change: `UPDATE view_rows SET closing = closing + 7 WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND item = 'gadget' AND day = '2026-03-02'`,
+        undo: `UPDATE view_rows SET closing = closing - 7 WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND item = 'gadget' AND day = '2026-03-02'`,
         kind: 'view',
         key: 'gadget@paris 2026-03-02',
       },

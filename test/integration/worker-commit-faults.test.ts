@@ -284,7 +284,9 @@ describe('amends worker: store retries exhausted', () => {
     await probe.pool.query(`
       CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.namespace = '${source.namespace}' THEN RAISE EXCEPTION 'amends-test rejects this commit'; END IF;
+        IF NEW.ns = (SELECT id FROM namespaces WHERE namespace = '${source.namespace}') THEN
+          RAISE EXCEPTION 'amends-test rejects this commit';
+        END IF;
         RETURN NEW;
       END $$`);
     await probe.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON decisions FOR EACH ROW EXECUTE FUNCTION ${fn}()`);

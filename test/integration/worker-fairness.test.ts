@@ -61,11 +61,12 @@ interface FirstWork {
 
 async function firstWork(namespace: string): Promise<FirstWork> {
   const { rows } = await probe.pool.query(
-    `WITH t0 AS (SELECT min(decided_at) AS at FROM decisions WHERE namespace = $1)
+    `WITH d AS (SELECT partition, decided_at FROM decisions WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)),
+          t0 AS (SELECT min(decided_at) AS at FROM d)
      SELECT partition,
             extract(epoch FROM min(decided_at) - (SELECT at FROM t0)) * 1000 AS first_after_ms,
             count(*) FILTER (WHERE decided_at < (SELECT at FROM t0) + $2 * interval '1 millisecond') AS in_window
-       FROM decisions WHERE namespace = $1 GROUP BY partition ORDER BY partition`,
+       FROM d GROUP BY partition ORDER BY partition`,
     [namespace, firstWorkWindowMs],
   );
   return {

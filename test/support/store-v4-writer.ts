@@ -8,10 +8,9 @@
 import type pg from 'pg';
 import { type NamespaceConfig, stockKeyId } from '../../src/domain/config.js';
 import { decideBatch } from '../../src/domain/decide.js';
-import type { Outcome } from '../../src/domain/decision.js';
-import { outputRecordKey, outputRecordValue } from '../../src/domain/export-lines.js';
 import type { LedgerState } from '../../src/domain/ledger-state.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { claimAsOldBuild, oldBatchValues } from './store-old-batch.js';
 
 const outboxChannel = 'amends_outbox';
 
@@ -101,16 +100,11 @@ export async function writeAsSchemaV4(
   batches: readonly SourceRecord[][],
   state: LedgerState,
 ): Promise<number> {
-  const claimed = await client.query(
-    `INSERT INTO partitions AS p (namespace, partition, epoch, owner) VALUES ($1, $2, 1, 'schema-v4')
-     ON CONFLICT (namespace, partition) DO UPDATE SET epoch = p.epoch + 1 RETURNING epoch, frontier`,
-    [config.namespace, partition],
-  );
-  const epoch = Number(claimed.rows[0].epoch);
-  let frontier = Number(claimed.rows[0].frontier);
+  const claimed = await claimAsOldBuild(client, config.namespace, partition, 'schema-v4');
+  let frontier = claimed.frontier;
   for (const records of batches) {
     const next = (records[records.length - 1] as SourceRecord).offset + 1;
-    const values = v4Values(config, partition, epoch, frontier, next, records, state);
+    const values = v4Values(config, partition, claimed.epoch, frontier, next, records, state);
     const result = await client.query(v4CommitBatchSql, values);
     if (result.rows[0]?.committed !== 1) throw new Error(`the v4 batch at ${frontier} did not commit`);
     frontier = next;
@@ -129,75 +123,14 @@ function v4Values(
   state: LedgerState,
 ): unknown[] {
   const results = decideBatch(records, config, state);
-  const counts: Partial<Record<Outcome, number>> = {};
-  const authority = new Map<
-    string,
-    {
-      item: string;
-      location: string;
-      txn: string;
-      rev: number;
-      op: string;
-      day: string | null;
-      qty: number | null;
-      cause: number;
-    }
-  >();
   const versions = results.flatMap((r) => r.newVersions);
-  results.forEach(({ decision, authorityChange }) => {
-    counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
-    if (authorityChange === null || decision.item === null || decision.location === null) return;
-    authority.set(stockKeyId(decision.item, decision.location) + authorityChange.txn, {
-      item: decision.item,
-      location: decision.location,
-      txn: authorityChange.txn,
-      ...authorityChange.entry,
-      cause: decision.offset,
-    });
-  });
   const latest = new Map<string, number>();
   versions.forEach((v, i) => {
     latest.set(`${stockKeyId(v.item, v.location)}\u0000${v.day}`, i);
   });
   const last = [...latest.values()].map((i) => versions[i] as (typeof versions)[number]);
-  const changes = [...authority.values()];
-  const decisions = results.map((r) => r.decision);
   return [
-    config.namespace,
-    partition,
-    epoch,
-    expected,
-    frontier,
-    decisions.map((d) => d.offset),
-    decisions.map((d) => d.outcome),
-    decisions.map((d) => d.item),
-    decisions.map((d) => d.location),
-    decisions.map((d) => d.txn),
-    decisions.map((d) => d.rev),
-    records.map((r) => r.key),
-    records.map((r) => r.value),
-    decisions.map((d) => d.quarantined),
-    decisions.map((d) => (d.detail === null ? null : d.detail.replaceAll('\u0000', '\\u0000'))),
-    changes.map((c) => c.item),
-    changes.map((c) => c.location),
-    changes.map((c) => c.txn),
-    changes.map((c) => c.rev),
-    changes.map((c) => c.op),
-    changes.map((c) => c.day),
-    changes.map((c) => c.qty),
-    changes.map((c) => c.cause),
-    versions.map((v) => v.item),
-    versions.map((v) => v.location),
-    versions.map((v) => v.day),
-    versions.map((v) => v.version),
-    versions.map((v) => v.closing),
-    versions.map((v) => v.status),
-    versions.map((v) => v.retracted),
-    versions.map((v) => v.cause.offset),
-    versions.map((v) => Buffer.from(outputRecordKey(v), 'utf8')),
-    versions.map((v) => Buffer.from(outputRecordValue(v, config.namespace), 'utf8')),
-    JSON.stringify(counts),
-    versions.length > 0,
+    ...oldBatchValues(config, partition, epoch, expected, frontier, records, results),
     last.map((v) => v.item),
     last.map((v) => v.location),
     last.map((v) => v.day),

@@ -252,7 +252,7 @@ export class TransportProbe {
   async outbox(namespace: string): Promise<{ total: number; pending: number }> {
     const { rows } = await this.pool.query(
       `SELECT count(*)::int AS total, count(*) FILTER (WHERE published_at IS NULL)::int AS pending
-         FROM outbox WHERE namespace = $1`,
+         FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)`,
       [namespace],
     );
     return { total: rows[0]?.total ?? 0, pending: rows[0]?.pending ?? 0 };
@@ -282,9 +282,10 @@ export class TransportProbe {
     await this.until(
       `${records} decisions in ${namespace}`,
       async () => {
-        const { rows } = await this.pool.query('SELECT count(*)::int AS n FROM decisions WHERE namespace = $1', [
-          namespace,
-        ]);
+        const { rows } = await this.pool.query(
+          'SELECT count(*)::int AS n FROM decisions WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)',
+          [namespace],
+        );
         return (rows[0]?.n ?? 0) as number;
       },
       (n) => n === records,

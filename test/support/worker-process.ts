@@ -388,7 +388,7 @@ export class StoreProbe {
   async decisionOffsets(namespace: string, partition: number): Promise<number[]> {
     const { rows } = await this.pool.query(
       // Aliased: ORDER BY an output column named record_offset would sort the text.
-      'SELECT record_offset::text AS o FROM decisions WHERE namespace = $1 AND partition = $2 ORDER BY record_offset',
+      'SELECT record_offset::text AS o FROM decisions WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) AND partition = $2 ORDER BY record_offset',
       [namespace, partition],
     );
     return rows.map((r) => Number(r.o));
