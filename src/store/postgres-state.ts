@@ -69,7 +69,12 @@ export const storeStatementNames = {
   loadWindow: 'amends_load_window',
   commitBatch: 'amends_commit_batch',
   namespaceId: 'amends_namespace_id',
+  warmWindow: 'amends_warm_window',
+  warmCommit: 'amends_warm_commit',
 } as const;
+
+/** A partition no claim can create: the warm-up's statements find no row, so they write nothing. */
+const noPartition = -1;
 
 export interface PostgresStateOptions {
   /** The session's application_name (pg_stat_activity shows who holds what). */
@@ -324,6 +329,30 @@ export class PostgresState implements State {
     const row = partitionRowOf(result.rows[0], 'claim');
     assertInvariant(row.epoch >= 1, `claim returned epoch ${row.epoch}`);
     return row;
+  }
+
+  /**
+   * Readies the session for the first batch: the batch statements, run on a partition that
+   * cannot exist, read and write nothing, but parse them and load what they touch (tables,
+   * indexes, functions) into this session's caches.
+   */
+  async warm(signal: AbortSignal): Promise<void> {
+    const nsId = await this.namespaceId(signal);
+    const window = loadWindowValues(this.namespace, nsId, noPartition, new Map());
+    await this.run(
+      { name: storeStatementNames.warmWindow, text: loadWindowSql, values: window },
+      signal,
+      'warm',
+      false,
+    );
+    const nothing = { partition: noPartition, records: [], epoch: 1, expectedFrontier: 0 };
+    const commit = this.commitValues(nothing, [], 0, [], nsId, []);
+    await this.run(
+      { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
+      signal,
+      'warm',
+      false,
+    );
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {

@@ -98,6 +98,12 @@ export const workerCommand = defineCommand({
       }
       const store = new PostgresState(db, manifest.config, { applicationName, workerId });
       closers.push(() => store.close());
+      // While the group forms: the store's session opens and parses its statements, so the
+      // first batch after a claim does not pay for it. A failure here is only logged: the
+      // claim and the batch report (and retry) their own.
+      store.warm(AbortSignal.timeout(closeTimeoutMs)).catch((error: unknown) => {
+        log.write('store_warm_failed', { detail: (error as Error).message });
+      });
       const observer = await KafkaSourceObserver.open({
         brokers,
         topic: manifest.source_topic,
