@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
+import { applyMigrations } from '../store/migrations.js';
 import { BenchProcess } from './bench-process.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -36,6 +37,19 @@ export class BenchContext {
     mkdirSync(this.logsDir, { recursive: true });
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: `amends bench ${runId}` });
     this.env = { ...process.env, AMENDS_BROKERS: brokers, AMENDS_DATABASE_URL: databaseUrl };
+  }
+
+  /**
+   * Brings the database's schema up to date before any phase reads it: the harness polls the
+   * store's tables from the start, before a worker has migrated a fresh database.
+   */
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await applyMigrations(client);
+    } finally {
+      client.release();
+    }
   }
 
   progress(line: string): void {

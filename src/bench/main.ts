@@ -58,6 +58,7 @@ const ctx = new BenchContext(
 const startedAt = new Date().toISOString();
 let exitCode = 0;
 try {
+  await ctx.migrate();
   const result = options.scale === null ? await fullRun() : await scaleRun(options.scale);
   mkdirSync(options.outDir, { recursive: true });
   const jsonPath = join(options.outDir, `${options.runId}.json`);
