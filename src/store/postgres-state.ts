@@ -116,10 +116,11 @@ const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 
  * `earliestTouchedDay`: a revision newer than the stored one touches its own post day and
  * the day its transaction's stored post holds (LEAST skips NULLs). Every read is an index
  * step: authority by its key, day rows by a range of (ns, item, location, day), the
- * carried day by `output_days_shown`. The day range is a LATERAL subquery with ORDER BY,
- * which PostgreSQL does not flatten into a join, so it is always probed per key: as a join,
- * a namespace the statistics do not know yet (a new one, or a rebuild, until autovacuum
- * analyzes) looked like one row, and the planner scanned all of its days instead.
+ * carried day by `output_days_shown`. The day range and the authority lookup are LATERAL
+ * subqueries (with ORDER BY, LIMIT), which PostgreSQL does not flatten into joins, so they
+ * are always probed per key and per transaction: as joins, a namespace the statistics do not
+ * know yet (a new one, or a rebuild, until autovacuum analyzes) looked like one row, and the
+ * planner scanned all of its days, or all of its authority into a hash join.
  */
 export const loadWindowSql = `
   WITH r AS (
@@ -128,9 +129,12 @@ export const loadWindowSql = `
   ), t AS (
     SELECT DISTINCT item, location, txn FROM r
   ), a AS (
-    SELECT a.item, a.location, a.txn, a.rev, a.op, a.day, a.qty
-      FROM t JOIN authority a ON a.ns = $8::int AND a.item = t.item COLLATE "C"
-                             AND a.location = t.location COLLATE "C" AND a.txn = t.txn COLLATE "C"
+    SELECT t.item, t.location, t.txn, h.rev, h.op, h.day, h.qty
+      FROM t CROSS JOIN LATERAL (
+        SELECT a.rev, a.op, a.day, a.qty FROM authority a
+         WHERE a.ns = $8::int AND a.item = t.item COLLATE "C" AND a.location = t.location COLLATE "C"
+           AND a.txn = t.txn COLLATE "C"
+         LIMIT 1) AS h
   ), touched AS (
     SELECT r.item, r.location, least(r.day, a.day) AS day
       FROM r LEFT JOIN a ON a.item = r.item COLLATE "C" AND a.location = r.location COLLATE "C"
@@ -163,7 +167,10 @@ export const loadWindowSql = `
 /**
  * The whole batch commit, one statement (its own transaction). `ok` holds a row only when
  * the row-locked partition has the request's epoch and frontier and none of the transactions
- * the window cache took as new is stored (`fresh`); every write depends on it.
+ * the window cache took as new is stored (`fresh`: one LATERAL probe per transaction, for the
+ * reason `loadWindowSql` gives; as a join, a new namespace's cached generic plan read its whole
+ * authority by a bitmap scan per batch: 9,635 rows at batch size 1 in the bench, the store
+ * call growing from 1.2 to 2.7 ms over 30 s); every write depends on it.
  * `w` reads the other steps' counts, so it runs after them: its clock reading is the work
  * time just before COMMIT (the figure cannot include its own commit, worker.md §7). The
  * client cannot time inside a one-round-trip transaction, so the server's clock does it.
@@ -176,14 +183,17 @@ export const loadWindowSql = `
  *  namespace's id, which keys the per-record tables (migration 0006; partitions keep the text),
  *  $47–$49 the transactions taken as new without a read (window-cache.ts).
  */
-const commitBatchSql = `
+export const commitBatchSql = `
   WITH p AS (
     SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
   ), fresh AS (
     SELECT count(*)::int AS stale
       FROM unnest($47::text[], $48::text[], $49::text[]) AS u(item, location, txn)
-      JOIN authority a ON a.ns = $46::int AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
-                      AND a.txn = u.txn COLLATE "C"
+      CROSS JOIN LATERAL (
+        SELECT 1 FROM authority a
+         WHERE a.ns = $46::int AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
+           AND a.txn = u.txn COLLATE "C"
+         LIMIT 1) AS held
   ), ok AS (
     SELECT 1 FROM p, fresh WHERE p.epoch = $3 AND p.frontier = $4 AND fresh.stale = 0
   ), d AS (

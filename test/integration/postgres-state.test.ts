@@ -36,6 +36,7 @@ import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js'
 import { Database } from '../../src/io/postgres.js';
 import { StoreFailure } from '../../src/machines/ports.js';
 import {
+  commitBatchSql,
   loadWindowSql,
   loadWindowValues,
   outboxChannel,
@@ -44,6 +45,7 @@ import {
 } from '../../src/store/postgres-state.js';
 import type { WindowCacheLimits } from '../../src/store/window-cache.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
+import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';
 
 let db: Database;
@@ -725,6 +727,7 @@ interface PlanNode {
   'Actual Rows': number;
   'Actual Loops': number;
   'Rows Removed by Filter'?: number;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 function planNodes(node: PlanNode): PlanNode[] {
@@ -820,6 +823,50 @@ describe('PostgresState: cost follows the work, not the history', () => {
       expect(await exported(config.namespace)).toEqual(simulated(config, records));
     } finally {
       await link.close();
+    }
+  });
+
+  it('the batch statements probe authority and days per transaction and key, whatever the statistics', async () => {
+    // A new database's tables have no statistics: a cached generic plan then took a namespace
+    // for a handful of rows and read all of its authority into a hash join on every batch.
+    const schemas = new TestSchemas(admin, 'amends_test_plans');
+    const url = urlForSchema(await schemas.fresh());
+    const fresh = await Database.open(url, 'amends-test plans');
+    const session = new pg.Client({ connectionString: url });
+    await session.connect();
+    try {
+      const config = configFor(testName());
+      await registerNamespace(fresh.pool, { source_topic: `${config.namespace}-topic`, config });
+      const store = newStore(config, fresh);
+      const { epoch } = await store.claim(0, never);
+      await processAll(store, 0, epoch, 0, chunks(historyRecords().slice(0, 10_000), 2_000));
+      await session.query('SET plan_cache_mode = force_generic_plan');
+      for (const [name, sql, parameters] of [
+        ['amends_plan_window', loadWindowSql, 8],
+        ['amends_plan_commit', commitBatchSql, 49],
+      ] as const) {
+        await session.query(`PREPARE ${name} AS ${sql}`);
+        const nulls = Array.from({ length: parameters }, () => 'NULL').join(', ');
+        const plan = await session.query(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${nulls})`);
+        const nodes = planNodes((plan.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0]!.Plan);
+        // Reads only: an upsert's conflict check is an index probe by construction.
+        const reads = nodes.filter(
+          (n) =>
+            n['Node Type'] !== 'ModifyTable' &&
+            (n['Relation Name'] === 'authority' || n['Relation Name'] === 'output_days'),
+        );
+        expect(reads.length, name).toBeGreaterThan(0);
+        for (const n of reads) {
+          const cond = String(n['Index Cond'] ?? '');
+          expect(n['Node Type'], `${name}: ${JSON.stringify(n)}`).toMatch(/^Index (Only )?Scan( Backward)?$/);
+          expect(cond, `${name}: ${JSON.stringify(n)}`).toMatch(/location = /);
+          if (n['Relation Name'] === 'authority') expect(cond, name).toMatch(/txn = /);
+        }
+      }
+    } finally {
+      await session.end();
+      await fresh.close();
+      await schemas.dropAll();
     }
   });
 
