@@ -93,6 +93,16 @@ export function windowState(authority: ReadonlyMap<string, AuthorityEntry>, days
   });
 }
 
+/** Every day of the state as a day row (copies), ascending: its total (zero when none) and latest output. */
+export function dayRows(state: KeyState): DayRow[] {
+  const rows: DayRow[] = [];
+  for (const [day, output] of state.outputs) {
+    const total = state.dayTotals.get(day) ?? { qty: 0, posts: 0 };
+    rows.push({ day, total: { ...total }, output: { ...output } });
+  }
+  return rows.sort((a, b) => compareCodePoints(a.day, b.day));
+}
+
 /**
  * The day rows a decided batch changed in its window, ascending: a new total or a new
  * output version. `before` are the rows the window was made of; `after` the window's
@@ -100,16 +110,13 @@ export function windowState(authority: ReadonlyMap<string, AuthorityEntry>, days
  */
 export function dayRowChanges(before: readonly DayRow[], after: KeyState): DayRow[] {
   const old = new Map(before.map((d) => [d.day, d]));
-  const changed: DayRow[] = [];
-  for (const [day, output] of after.outputs) {
-    const total = after.dayTotals.get(day) ?? { qty: 0, posts: 0 };
-    const was = old.get(day);
-    const same =
+  return dayRows(after).filter((row) => {
+    const was = old.get(row.day);
+    return !(
       was !== undefined &&
-      was.output.version === output.version &&
-      was.total.qty === total.qty &&
-      was.total.posts === total.posts;
-    if (!same) changed.push({ day, total: { ...total }, output: { ...output } });
-  }
-  return changed.sort((a, b) => compareCodePoints(a.day, b.day));
+      was.output.version === row.output.version &&
+      was.total.qty === row.total.qty &&
+      was.total.posts === row.total.posts
+    );
+  });
 }

@@ -90,9 +90,9 @@ interface KeyWindow {
   stockKey: StockKeyConfig;
   /** Every stored day from here on is in `before`; undefined: none is (the batch touches none). */
   start: string | undefined;
-  /** The day rows it was made of, and where each day's latest version came from. */
-  before: DayRow[];
-  causes: Map<string, number>;
+  /** The day rows it was made of, and where each day's latest version came from (read only). */
+  before: readonly DayRow[];
+  causes: ReadonlyMap<string, number>;
   state: KeyState;
 }
 
@@ -412,24 +412,7 @@ export class PostgresState implements State {
     signal: AbortSignal,
   ): Promise<ProcessOutcome | 'stale'> {
     const { partition, epoch, expectedFrontier, records } = request;
-    const keys = new Map<string, KeyWindow>();
-    const toRead = new Map<string, KeyNeeds>();
-    const assumedNew: TxnRef[] = [];
-    for (const [id, need] of needs) {
-      const w = useCache ? this.cache.window(partition, id, need) : undefined;
-      if (w === undefined) {
-        toRead.set(id, need);
-        continue;
-      }
-      keys.set(id, {
-        stockKey: need.stockKey,
-        start: w.start,
-        before: w.days,
-        causes: w.causes,
-        state: windowState(w.authority, w.days),
-      });
-      for (const txn of w.assumedNew) assumedNew.push({ ...need.stockKey, txn });
-    }
+    const { keys, toRead, assumedNew } = this.cachedWindows(partition, needs, useCache);
     // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
     if (toRead.size > 0) {
       const loaded = await this.loadWindows(partition, toRead, signal);
@@ -439,16 +422,7 @@ export class PostgresState implements State {
         return { kind: 'unexpected_frontier', frontier: loaded.row.frontier };
       for (const [id, w] of loaded.keys) keys.set(id, w);
     }
-
-    let results: DecideResult[];
-    try {
-      results = decideScreened(records, screened, keys);
-    } catch (error) {
-      // The engine refused (e.g. a closing beyond 2^53): nothing was sent.
-      throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    const results = decideOnWindows(records, screened, keys);
     const frontier = (records[records.length - 1] as SourceRecord).offset + 1;
     const causes = newCauses(results);
     const nsId = await this.namespaceId(signal);
@@ -462,24 +436,34 @@ export class PostgresState implements State {
       'process',
       true,
     );
-    const row = result.rows[0];
-    assertInvariant(row !== undefined, 'the batch commit returned no row');
-    if (row.epoch === null) {
-      assertInvariant(row.committed === 0, 'a batch committed without a partition row');
-      return { kind: 'fenced', epoch: 0 };
+    const outcome = commitVerdict(request, result.rows[0], assumedNew.length, frontier);
+    if (outcome !== 'stale' && outcome.kind === 'acknowledged') {
+      this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
     }
-    const durable = partitionRowOf(row, 'process');
-    const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
-    assertInvariant(row.stale === 0 || assumedNew.length > 0, `${row.stale} stale transactions, none assumed new`);
-    assertInvariant(
-      (matched && row.stale === 0) === (row.committed === 1),
-      `commit ${row.committed} disagrees with the partition row`,
-    );
-    if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
-    if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
-    if (row.stale > 0) return 'stale';
-    this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
-    return { kind: 'acknowledged', frontier };
+    return outcome;
+  }
+
+  /** The windows the cache gives (with the transactions they take as new), and the keys it cannot give. */
+  private cachedWindows(
+    partition: number,
+    needs: ReadonlyMap<string, KeyNeeds>,
+    useCache: boolean,
+  ): { keys: Map<string, KeyWindow>; toRead: Map<string, KeyNeeds>; assumedNew: TxnRef[] } {
+    const keys = new Map<string, KeyWindow>();
+    const toRead = new Map<string, KeyNeeds>();
+    const assumedNew: TxnRef[] = [];
+    for (const [id, need] of needs) {
+      const w = useCache ? this.cache.window(partition, id, need) : undefined;
+      if (w === undefined) {
+        toRead.set(id, need);
+        continue;
+      }
+      const { stockKey } = need;
+      const state = windowState(w.authority, w.days);
+      keys.set(id, { stockKey, start: w.start, before: w.days, causes: w.causes, state });
+      for (const txn of w.assumedNew) assumedNew.push({ item: stockKey.item, location: stockKey.location, txn });
+    }
+    return { keys, toRead, assumedNew };
   }
 
   /** Reads the partition row and each key's window, in one snapshot; checks the window's start. */
@@ -812,17 +796,53 @@ function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): 
   return windows;
 }
 
-function decideScreened(
+/** The engine's results for the batch on its windows; a refusal (e.g. a closing beyond 2^53) sends nothing. */
+function decideOnWindows(
   records: readonly SourceRecord[],
   screened: readonly Screened[],
   keys: ReadonlyMap<string, KeyWindow>,
 ): DecideResult[] {
-  return screened.map((s, i) => {
-    if (s.kind === 'decided') return s.result;
-    const window = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location));
-    assertInvariant(window !== undefined, `no window loaded for ${s.stockKey.item}@${s.stockKey.location}`);
-    return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
-  });
+  try {
+    return screened.map((s, i) => {
+      if (s.kind === 'decided') return s.result;
+      const window = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location));
+      assertInvariant(window !== undefined, `no window loaded for ${s.stockKey.item}@${s.stockKey.location}`);
+      return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
+    });
+  } catch (error) {
+    throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * What the batch statement's answer means: committed only when the locked partition row had
+ * the request's epoch and frontier and no transaction taken as new was stored ('stale').
+ */
+function commitVerdict(
+  request: ProcessRequest,
+  row: CommitRow | undefined,
+  assumedNew: number,
+  frontier: number,
+): ProcessOutcome | 'stale' {
+  const { epoch, expectedFrontier } = request;
+  assertInvariant(row !== undefined, 'the batch commit returned no row');
+  if (row.epoch === null) {
+    assertInvariant(row.committed === 0, 'a batch committed without a partition row');
+    return { kind: 'fenced', epoch: 0 };
+  }
+  const durable = partitionRowOf(row, 'process');
+  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
+  assertInvariant(row.stale === 0 || assumedNew > 0, `${row.stale} stale transactions, none assumed new`);
+  assertInvariant(
+    (matched && row.stale === 0) === (row.committed === 1),
+    `commit ${row.committed} disagrees with the partition row`,
+  );
+  if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
+  if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
+  if (row.stale > 0) return 'stale';
+  return { kind: 'acknowledged', frontier };
 }
 
 function partitionRowOf(row: EpochFrontierRow | undefined, what: string): PartitionRow {

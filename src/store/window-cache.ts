@@ -22,7 +22,7 @@
  * transactions), so its memory never follows the history.
  */
 import { compareCodePoints } from '../domain/canonical-json.js';
-import { type DayRow, earliestTouchedDay, type KeyNeeds } from '../domain/key-window.js';
+import { type DayRow, dayRows, earliestTouchedDay, type KeyNeeds } from '../domain/key-window.js';
 import type { AuthorityEntry, KeyState } from '../domain/ledger-state.js';
 
 export interface WindowCacheLimits {
@@ -41,10 +41,10 @@ export const windowCacheLimits: WindowCacheLimits = { keysMax: 2_048, daysPerKey
 export interface CachedWindow {
   /** Days from here on are all present; undefined: no day is known (the batch touches none). */
   start: string | undefined;
-  /** The carried day (if any) and every day from `start` on, as copies. */
-  days: DayRow[];
-  /** Day → the source offset that caused its latest version. */
-  causes: Map<string, number>;
+  /** The carried day (if any) and every day from `start` on: the cache's own, never to be changed. */
+  days: readonly DayRow[];
+  /** Day → the source offset that caused its latest version (the cache's own, read only). */
+  causes: ReadonlyMap<string, number>;
   /** The stored authority of the batch's transactions that the cache holds. */
   authority: Map<string, AuthorityEntry>;
   /** The batch's transactions the cache does not hold, taken as new: the commit checks them. */
@@ -116,14 +116,9 @@ export class WindowCache {
     }
     this.entries.delete(id);
     this.entries.set(id, entry);
-    const rows = entry.carried === undefined ? entry.days : [entry.carried, ...entry.days];
-    return {
-      start: entry.from,
-      days: rows.map(copyRow),
-      causes: new Map(entry.causes),
-      authority,
-      assumedNew,
-    };
+    // Not copied: the engine decides on `windowState`'s copies, and a commit replaces entries.
+    const days = entry.carried === undefined ? entry.days : [entry.carried, ...entry.days];
+    return { start: entry.from, days, causes: entry.causes, authority, assumedNew };
   }
 
   /** After an acknowledged commit at (epoch, frontier): the keys the batch decided, as left. */
@@ -148,11 +143,6 @@ export class WindowCache {
     }
   }
 
-  /** How many keys are held (tests). */
-  get size(): number {
-    return this.entries.size;
-  }
-
   private entryOf(after: KeyAfterCommit, generation: number, authority: Map<string, AuthorityEntry>): Entry {
     for (const [txn, e] of after.state.authority) {
       authority.delete(txn);
@@ -163,18 +153,10 @@ export class WindowCache {
       authority.delete(txn);
     }
     const { start } = after;
-    const rows: DayRow[] = [];
-    let carried: DayRow | undefined;
-    for (const [day, output] of after.state.outputs) {
-      const row = {
-        day,
-        total: { ...(after.state.dayTotals.get(day) ?? { qty: 0, posts: 0 }) },
-        output: { ...output },
-      };
-      if (start !== undefined && compareCodePoints(day, start) >= 0) rows.push(row);
-      else if (start !== undefined) carried = row;
-    }
-    rows.sort((a, b) => compareCodePoints(a.day, b.day));
+    // The window's rows: the carried day (before `start`, at most one) and every day from `start` on.
+    const all = start === undefined ? [] : dayRows(after.state);
+    const rows = all.filter((r) => compareCodePoints(r.day, start as string) >= 0);
+    let carried = all.find((r) => compareCodePoints(r.day, start as string) < 0);
     let from = start;
     const cut = rows.length - this.limits.daysPerKeyMax;
     if (cut > 0) {
@@ -190,8 +172,4 @@ export class WindowCache {
     }
     return { partition: after.partition, generation, from, carried, days: rows, causes, authority };
   }
-}
-
-function copyRow(row: DayRow): DayRow {
-  return { day: row.day, total: { ...row.total }, output: { ...row.output } };
 }

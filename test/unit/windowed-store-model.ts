@@ -32,8 +32,8 @@ interface StoredKey {
 interface Window {
   start: string | undefined;
   state: KeyState;
-  before: DayRow[];
-  causes: Map<string, number>;
+  before: readonly DayRow[];
+  causes: ReadonlyMap<string, number>;
 }
 
 /** The model is one store of one writer: its cache entries all live under partition 0. */
