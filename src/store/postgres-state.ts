@@ -54,6 +54,7 @@ import {
   StoreFailure,
 } from '../machines/ports.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
+import { warmUpBatch, warmUpRecordsMax } from './warm-up-batch.js';
 import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
 
 /** The NOTIFY channel a commit with new outbox envelopes signals; the payload is the namespace. */
@@ -342,9 +343,11 @@ export class PostgresState implements State {
   }
 
   /**
-   * Readies the session for the first batch: the batch statements, run on a partition that
-   * cannot exist, read and write nothing, but parse them and load what they touch (tables,
-   * indexes, functions) into this session's caches.
+   * Readies the session and the code for the first batch: the batch statements, run on a
+   * partition that cannot exist, read and write nothing, but parse them and load what they
+   * touch (tables, indexes, functions) into this session's caches; the commit carries a
+   * synthetic batch decided on an empty window (warm-up-batch.ts), so decoding, the engine and
+   * the parameters run once before a real batch needs them.
    */
   async warm(signal: AbortSignal): Promise<void> {
     const nsId = await this.namespaceId(signal);
@@ -355,14 +358,27 @@ export class PostgresState implements State {
       'warm',
       false,
     );
-    const nothing = { partition: noPartition, records: [], epoch: 1, expectedFrontier: 0 };
-    const commit = this.commitValues(nothing, [], 0, [], nsId, []);
-    await this.run(
+    const records = warmUpBatch(this.config, warmUpRecordsMax);
+    const screened = records.map((record) => screenRecord(record, this.config));
+    const needs = batchNeeds(screened);
+    // What the window read finds for keys without history: no rows, each window from its earliest day.
+    const earliest = [...needs.values()].map((n) => [
+      n.stockKey.item,
+      n.stockKey.location,
+      earliestTouchedDay(n, new Map()),
+    ]);
+    const keys = windowsOf(needs, { epoch: null, frontier: null, authority: [], earliest, days: [] });
+    const results = decideOnWindows(records, screened, keys);
+    const batch = { partition: noPartition, records, epoch: 1, expectedFrontier: 0 };
+    const frontier = records.length;
+    const commit = this.commitValues(batch, results, frontier, changedDays(keys, newCauses(results)), nsId, []);
+    const result = await this.run<CommitRow>(
       { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
       signal,
       'warm',
       false,
     );
+    assertInvariant(result.rows[0]?.committed === 0, 'the warm-up batch was committed');
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {

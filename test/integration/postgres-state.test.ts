@@ -266,6 +266,21 @@ describe('PostgresState: claim and observe', () => {
     expect(await newStore(config).claim(0, never)).toEqual({ epoch: 3, frontier: 3 });
   });
 
+  it('warm decides a synthetic batch and commits nothing: no row of the namespace, then real batches as simulate', async () => {
+    const config = await freshNamespace();
+    const store = newStore(config);
+    await store.warm(never);
+    const nsId = await namespaceId(db.pool, config.namespace);
+    for (const table of ['decisions', 'authority', 'output_versions', 'output_days', 'outbox']) {
+      const rows = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE ns = $1`, [nsId]);
+      expect(rows.rows[0].n, table).toBe(0);
+    }
+    expect((await durableState(config.namespace)).partitions).toEqual([]);
+    const { epoch } = await store.claim(0, never);
+    await processAll(store, 0, epoch, 0, [fixtureRecords(config)]);
+    expect(await exported(config.namespace)).toEqual(simulated(config, fixtureRecords(config)));
+  });
+
   it('refuses a partition outside the configuration', async () => {
     const store = newStore(await freshNamespace());
     await expect(store.claim(2, never)).rejects.toThrow(/partition 2 is not in \[0, 2\)/);
