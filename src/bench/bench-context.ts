@@ -36,7 +36,12 @@ export class BenchContext {
     this.logsDir = join(runDir, 'logs');
     mkdirSync(this.logsDir, { recursive: true });
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: `amends bench ${runId}` });
-    this.env = { ...process.env, AMENDS_BROKERS: brokers, AMENDS_DATABASE_URL: databaseUrl };
+    this.env = {
+      ...process.env,
+      AMENDS_BROKERS: brokers,
+      AMENDS_DATABASE_URL: databaseUrl,
+      MALLOC_ARENA_MAX: workerMallocArenaMax(process.env),
+    };
   }
 
   /**
@@ -129,4 +134,15 @@ export class BenchContext {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/**
+ * The processes run with glibc's malloc held to two arenas unless the caller chose otherwise,
+ * as docs/choices.md advises for workers. librdkafka's threads and libuv's pool allocate
+ * in arenas of their own, which each keep freed memory: on the 2,000,000-record narrow scale
+ * run (same build, same load) the workers' peak RSS was 225 / 265 MB with glibc's default
+ * and 214 / 215 MB with 2 (docs/benchmarks.md). The machine section records the value.
+ */
+export function workerMallocArenaMax(env: NodeJS.ProcessEnv): string {
+  return env.MALLOC_ARENA_MAX ?? '2';
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import type pg from 'pg';
-import { repoRoot } from './bench-context.js';
+import { repoRoot, workerMallocArenaMax } from './bench-context.js';
 
 export interface Machine {
   hostname: string;
@@ -32,6 +32,7 @@ export function describeMachine(): Machine {
     cpus: cpus.length,
     memory_gb: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     load_average_start: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    malloc_arena_max: workerMallocArenaMax(process.env),
   };
 }
 
