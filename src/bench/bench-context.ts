@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
+import { withPooledClient } from '../io/pooled-client.js';
 import { applyMigrations } from '../store/migrations.js';
 import { BenchProcess } from './bench-process.js';
 
@@ -49,12 +50,7 @@ export class BenchContext {
    * store's tables from the start, before a worker has migrated a fresh database.
    */
   async migrate(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await applyMigrations(client);
-    } finally {
-      client.release();
-    }
+    await withPooledClient(this.pool, applyMigrations);
   }
 
   progress(line: string): void {

@@ -4,6 +4,7 @@
  * batch size 1 commits once per record, so this bounds it from below, whatever it writes.
  */
 import type pg from 'pg';
+import { withPooledClient } from '../io/pooled-client.js';
 
 export interface CommitFloor {
   commits: number;
@@ -12,17 +13,17 @@ export interface CommitFloor {
 }
 
 export async function measureCommitFloor(pool: pg.Pool, table: string, commits: number): Promise<CommitFloor> {
-  const client = await pool.connect();
-  try {
-    await client.query(`CREATE TABLE ${table} (n integer)`);
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < commits; i++) {
-      await client.query({ name: 'amends_bench_floor', text: `INSERT INTO ${table} VALUES ($1)`, values: [i] });
+  return withPooledClient(pool, async (client) => {
+    try {
+      await client.query(`CREATE TABLE ${table} (n integer)`);
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < commits; i++) {
+        await client.query({ name: 'amends_bench_floor', text: `INSERT INTO ${table} VALUES ($1)`, values: [i] });
+      }
+      const ms = Number(process.hrtime.bigint() - started) / 1e6 / commits;
+      return { commits, ms_per_commit: ms, commits_per_s: 1000 / ms };
+    } finally {
+      await client.query(`DROP TABLE IF EXISTS ${table}`);
     }
-    const ms = Number(process.hrtime.bigint() - started) / 1e6 / commits;
-    return { commits, ms_per_commit: ms, commits_per_s: 1000 / ms };
-  } finally {
-    await client.query(`DROP TABLE IF EXISTS ${table}`);
-    client.release();
-  }
+  });
 }

@@ -22,6 +22,7 @@ import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
 import { assertInvariant } from './invariant.js';
 import { namespaceId } from './namespace-registry.js';
 import type { OutputRecord } from './output-consumer.js';
+import { withPooledClient } from './pooled-client.js';
 import type { Database, Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
 
@@ -168,67 +169,67 @@ export class OutputView {
       return { record, v: d.version };
     });
     const partitions = [...new Set(records.map((r) => r.partition))].sort((a, b) => a - b);
-    const client = await this.db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const frontiers = await client.query(
-        `SELECT partition, frontier FROM view_partitions
+    return withPooledClient(this.db.pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const frontiers = await client.query(
+          `SELECT partition, frontier FROM view_partitions
           WHERE namespace = $1 AND partition = ANY($2::int[]) ORDER BY partition FOR UPDATE`,
-        [this.config.namespace, partitions],
-      );
-      for (const row of frontiers.rows) {
-        const durable = int8ToSafeInteger(row.frontier, 'view frontier');
-        if (durable !== this.positions.get(row.partition)) {
-          throw operationalError(
-            `the view frontier of partition ${row.partition} is ${durable} in PostgreSQL, this view expected ${this.positions.get(row.partition)}: another view process wrote it; stopping`,
-          );
+          [this.config.namespace, partitions],
+        );
+        for (const row of frontiers.rows) {
+          const durable = int8ToSafeInteger(row.frontier, 'view frontier');
+          if (durable !== this.positions.get(row.partition)) {
+            throw operationalError(
+              `the view frontier of partition ${row.partition} is ${durable} in PostgreSQL, this view expected ${this.positions.get(row.partition)}: another view process wrote it; stopping`,
+            );
+          }
         }
-      }
-      assertInvariant(frontiers.rows.length === partitions.length, 'a view partition row is missing');
-      this.nsId ??= await namespaceId(client, this.config.namespace);
-      const keys = [...new Map(decoded.map((d) => [dayKey(d.v), d.v])).values()];
-      const heldRows = await client.query<{
-        item: string;
-        location: string;
-        day: string;
-        version: number;
-        record_value: Buffer;
-      }>(
-        `SELECT r.item, r.location, r.day, r.version, r.record_value
+        assertInvariant(frontiers.rows.length === partitions.length, 'a view partition row is missing');
+        this.nsId ??= await namespaceId(client, this.config.namespace);
+        const keys = [...new Map(decoded.map((d) => [dayKey(d.v), d.v])).values()];
+        const heldRows = await client.query<{
+          item: string;
+          location: string;
+          day: string;
+          version: number;
+          record_value: Buffer;
+        }>(
+          `SELECT r.item, r.location, r.day, r.version, r.record_value
            FROM unnest($2::text[], $3::text[], $4::text[]) AS k(item, location, day)
            JOIN view_rows r ON r.ns = $1 AND r.item = k.item AND r.location = k.location AND r.day = k.day`,
-        [this.nsId, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
-      );
-      const held = new Map<string, Held>(
-        heldRows.rows.map((r) => [dayKey(r), { version: r.version, value: r.record_value }]),
-      );
-      const upserts = new Map<string, Upsert>();
-      const delta = new Map<number, ViewCounts>(partitions.map((p) => [p, { applied: 0, stale: 0, duplicate: 0 }]));
-      const last = new Map<number, number>();
-      for (const { record, v } of decoded) {
-        const key = dayKey(v);
-        const value = record.value as Buffer;
-        const current = held.get(key);
-        const counts = delta.get(record.partition) as ViewCounts;
-        last.set(record.partition, record.offset);
-        if (current === undefined || v.version > current.version) {
-          held.set(key, { version: v.version, value });
-          upserts.set(key, { v, value, partition: record.partition, offset: record.offset });
-          counts.applied += 1;
-        } else if (v.version < current.version) {
-          counts.stale += 1;
-        } else if (value.equals(current.value)) {
-          counts.duplicate += 1;
-        } else {
-          throw new ViewConflict(
-            `conflict on output topic partition ${record.partition} offset ${record.offset}: (item ${JSON.stringify(v.item)}, location ${JSON.stringify(v.location)}, day ${v.day}, version ${v.version}) is held as ${current.value.toString('utf8')} but this record says ${value.toString('utf8')}; nothing was overwritten, the view stops before it`,
-          );
+          [this.nsId, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
+        );
+        const held = new Map<string, Held>(
+          heldRows.rows.map((r) => [dayKey(r), { version: r.version, value: r.record_value }]),
+        );
+        const upserts = new Map<string, Upsert>();
+        const delta = new Map<number, ViewCounts>(partitions.map((p) => [p, { applied: 0, stale: 0, duplicate: 0 }]));
+        const last = new Map<number, number>();
+        for (const { record, v } of decoded) {
+          const key = dayKey(v);
+          const value = record.value as Buffer;
+          const current = held.get(key);
+          const counts = delta.get(record.partition) as ViewCounts;
+          last.set(record.partition, record.offset);
+          if (current === undefined || v.version > current.version) {
+            held.set(key, { version: v.version, value });
+            upserts.set(key, { v, value, partition: record.partition, offset: record.offset });
+            counts.applied += 1;
+          } else if (v.version < current.version) {
+            counts.stale += 1;
+          } else if (value.equals(current.value)) {
+            counts.duplicate += 1;
+          } else {
+            throw new ViewConflict(
+              `conflict on output topic partition ${record.partition} offset ${record.offset}: (item ${JSON.stringify(v.item)}, location ${JSON.stringify(v.location)}, day ${v.day}, version ${v.version}) is held as ${current.value.toString('utf8')} but this record says ${value.toString('utf8')}; nothing was overwritten, the view stops before it`,
+            );
+          }
         }
-      }
-      const rows = [...upserts.values()];
-      if (rows.length > 0) {
-        const written = await client.query(
-          `INSERT INTO view_rows AS r (ns, item, location, day, version, closing, status, retracted,
+        const rows = [...upserts.values()];
+        if (rows.length > 0) {
+          const written = await client.query(
+            `INSERT INTO view_rows AS r (ns, item, location, day, version, closing, status, retracted,
                                        cause_partition, cause_offset, record_value, topic_partition, topic_offset, applied_at)
            SELECT $1::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted,
                   u.cp, u.co, u.value, u.tp, u.tof, clock_timestamp()
@@ -242,62 +243,61 @@ export class OutputView {
                   topic_partition = EXCLUDED.topic_partition, topic_offset = EXCLUDED.topic_offset,
                   applied_at = EXCLUDED.applied_at
             WHERE r.version < EXCLUDED.version`,
-          [
-            this.nsId,
-            rows.map((u) => u.v.item),
-            rows.map((u) => u.v.location),
-            rows.map((u) => u.v.day),
-            rows.map((u) => u.v.version),
-            rows.map((u) => u.v.closing),
-            rows.map((u) => u.v.status),
-            rows.map((u) => u.v.retracted),
-            rows.map((u) => u.v.cause.partition),
-            rows.map((u) => u.v.cause.offset),
-            rows.map((u) => u.value),
-            rows.map((u) => u.partition),
-            rows.map((u) => u.offset),
-          ],
-        );
-        // Every upsert raised a version under the partition locks: anything else is a bug.
-        assertInvariant(written.rowCount === rows.length, `view upsert wrote ${written.rowCount} of ${rows.length}`);
-      }
-      const moved = await client.query(
-        `UPDATE view_partitions p
+            [
+              this.nsId,
+              rows.map((u) => u.v.item),
+              rows.map((u) => u.v.location),
+              rows.map((u) => u.v.day),
+              rows.map((u) => u.v.version),
+              rows.map((u) => u.v.closing),
+              rows.map((u) => u.v.status),
+              rows.map((u) => u.v.retracted),
+              rows.map((u) => u.v.cause.partition),
+              rows.map((u) => u.v.cause.offset),
+              rows.map((u) => u.value),
+              rows.map((u) => u.partition),
+              rows.map((u) => u.offset),
+            ],
+          );
+          // Every upsert raised a version under the partition locks: anything else is a bug.
+          assertInvariant(written.rowCount === rows.length, `view upsert wrote ${written.rowCount} of ${rows.length}`);
+        }
+        const moved = await client.query(
+          `UPDATE view_partitions p
             SET frontier = u.frontier, applied = p.applied + u.applied, stale = p.stale + u.stale,
                 duplicate = p.duplicate + u.duplicate, updated_at = clock_timestamp()
            FROM unnest($2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
                 AS u(partition, frontier, applied, stale, duplicate)
           WHERE p.namespace = $1 AND p.partition = u.partition`,
-        [
-          this.config.namespace,
-          partitions,
-          partitions.map((p) => (last.get(p) as number) + 1),
-          partitions.map((p) => delta.get(p)?.applied ?? 0),
-          partitions.map((p) => delta.get(p)?.stale ?? 0),
-          partitions.map((p) => delta.get(p)?.duplicate ?? 0),
-        ],
-      );
-      assertInvariant(moved.rowCount === partitions.length, `moved ${moved.rowCount} view frontiers`);
-      await client.query('COMMIT');
-      const total: ViewCounts = { applied: 0, stale: 0, duplicate: 0 };
-      for (const p of partitions) {
-        const d = delta.get(p) as ViewCounts;
-        const c = this.counts.get(p) as ViewCounts;
-        c.applied += d.applied;
-        c.stale += d.stale;
-        c.duplicate += d.duplicate;
-        total.applied += d.applied;
-        total.stale += d.stale;
-        total.duplicate += d.duplicate;
-        this.positions.set(p, (last.get(p) as number) + 1);
+          [
+            this.config.namespace,
+            partitions,
+            partitions.map((p) => (last.get(p) as number) + 1),
+            partitions.map((p) => delta.get(p)?.applied ?? 0),
+            partitions.map((p) => delta.get(p)?.stale ?? 0),
+            partitions.map((p) => delta.get(p)?.duplicate ?? 0),
+          ],
+        );
+        assertInvariant(moved.rowCount === partitions.length, `moved ${moved.rowCount} view frontiers`);
+        await client.query('COMMIT');
+        const total: ViewCounts = { applied: 0, stale: 0, duplicate: 0 };
+        for (const p of partitions) {
+          const d = delta.get(p) as ViewCounts;
+          const c = this.counts.get(p) as ViewCounts;
+          c.applied += d.applied;
+          c.stale += d.stale;
+          c.duplicate += d.duplicate;
+          total.applied += d.applied;
+          total.stale += d.stale;
+          total.duplicate += d.duplicate;
+          this.positions.set(p, (last.get(p) as number) + 1);
+        }
+        return total;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
       }
-      return total;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }
 

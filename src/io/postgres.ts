@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { AmendsError, operationalError } from '../domain/amends-error.js';
 import { applyMigrations, requireCurrentSchema } from '../store/migrations.js';
+import { withPooledClient } from './pooled-client.js';
 
 /**
  * Session limits (worker.md §5): a frozen process may not hold a row lock or an open
@@ -149,22 +150,15 @@ export class Database {
     // An idle pooled connection that dies emits 'error' on the pool; without a listener Node
     // would crash the process. The next query reports the failure instead.
     pool.on('error', () => {});
-    let client: pg.PoolClient;
+    let connected = false;
     try {
-      client = await pool.connect();
+      await withPooledClient(pool, async (client) => {
+        connected = true;
+        await prepare(client);
+      });
     } catch (error) {
       await pool.end().catch(() => {});
-      throw describeDatabaseError(error, url, 'connecting');
-    }
-    try {
-      await prepare(client);
-      client.release();
-    } catch (error) {
-      // Release before end(): pool.end() waits for checked-out clients. `true` discards the
-      // connection, whatever state the failure left it in.
-      client.release(true);
-      await pool.end().catch(() => {});
-      throw describeDatabaseError(error, url, preparing);
+      throw describeDatabaseError(error, url, connected ? preparing : 'connecting');
     }
     return new Database(pool, url);
   }

@@ -29,6 +29,7 @@ import { KafkaSourceObserver } from './kafka-source-observer.js';
 import { registerNamespace } from './namespace-registry.js';
 import { checkLiveBinding, type OutputBinding, readBinding } from './output-binding.js';
 import { readViewPartitions, readViewRows } from './output-view.js';
+import { withPooledClient } from './pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from './postgres.js';
 import { describeHolder, ProducerGuard } from './producer-guard.js';
 import { int8ToSafeInteger } from './safe-integer.js';
@@ -160,28 +161,31 @@ async function compareStoreSnapshot(
   binding: OutputBinding | undefined,
   compareWith: (frontiers: Map<number, number>) => VerifyComparison,
 ): Promise<VerifyComparison> {
-  const client = await db.pool.connect().catch((error: unknown) => {
-    throw describeDatabaseError(error, databaseUrl, 'connecting');
-  });
+  let connected = false;
   try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const comparison = compareWith(await readFrontiers(client, namespace));
-    for await (const d of readDecisions(client, namespace)) comparison.decision(d);
-    for await (const q of readQuarantine(client, namespace)) comparison.quarantined(q);
-    for await (const v of readOutputVersions(client, namespace)) comparison.outputVersion(v);
-    for await (const e of readOutbox(client, namespace)) comparison.outboxRow(e);
-    if (binding) {
-      const view = await readViewPartitions(client, namespace);
-      comparison.viewPartitions(new Map(view.map((p) => [p.partition, p.frontier])));
-      for await (const row of readViewRows(client, namespace)) comparison.viewRow(row);
-    }
-    await client.query('COMMIT');
-    return comparison;
+    return await withPooledClient(db.pool, async (client) => {
+      connected = true;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const comparison = compareWith(await readFrontiers(client, namespace));
+        for await (const d of readDecisions(client, namespace)) comparison.decision(d);
+        for await (const q of readQuarantine(client, namespace)) comparison.quarantined(q);
+        for await (const v of readOutputVersions(client, namespace)) comparison.outputVersion(v);
+        for await (const e of readOutbox(client, namespace)) comparison.outboxRow(e);
+        if (binding) {
+          const view = await readViewPartitions(client, namespace);
+          comparison.viewPartitions(new Map(view.map((p) => [p.partition, p.frontier])));
+          for await (const row of readViewRows(client, namespace)) comparison.viewRow(row);
+        }
+        await client.query('COMMIT');
+        return comparison;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
+      }
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
-  } finally {
-    client.release();
+    throw connected ? error : describeDatabaseError(error, databaseUrl, 'connecting');
   }
 }
 
