@@ -158,17 +158,7 @@ export class KafkaAdmin {
     const offsets = new Map<number, number>();
     for (const result of results) {
       if (result.topic !== topic || !partitions.includes(result.partition)) continue;
-      if (result.error) {
-        throw operationalError(
-          `cannot list the ${boundary} offset of ${topic}[${result.partition}]: ${describeKafkaError(result.error)}`,
-        );
-      }
-      // int64 arrives as a JS number: only a safe, non-negative integer is a usable offset.
-      assertInvariant(
-        Number.isSafeInteger(result.offset) && result.offset >= 0,
-        `the ${boundary} offset of ${topic}[${result.partition}] is ${result.offset}`,
-      );
-      offsets.set(result.partition, result.offset);
+      offsets.set(result.partition, listedOffset(result, boundary));
     }
     for (const partition of partitions) {
       assertInvariant(offsets.has(partition), `listOffsets answered without ${topic}[${partition}]`);
@@ -196,4 +186,31 @@ export async function withKafkaAdmin<T>(
   } finally {
     admin.close();
   }
+}
+
+/**
+ * librdkafka's offset sentinels: it answers a partition it could not ask (no leader, e.g. a
+ * broker of a replicated topic down) with RD_KAFKA_OFFSET_INVALID (-1001) and no error.
+ */
+const offsetInvalid = -1001;
+
+/**
+ * The offset one ListOffsets result gives. A broker that could not answer (an error, or a
+ * negative sentinel such as -1001 for a leaderless partition) is an outage, reported as one
+ * line; only a number no broker can send (fractional, beyond 2^53) is a bug.
+ */
+export function listedOffset(result: RdKafka.ListOffsetsResult, boundary: OffsetBoundary): number {
+  const where = `${result.topic}[${result.partition}]`;
+  if (result.error) {
+    throw operationalError(`cannot list the ${boundary} offset of ${where}: ${describeKafkaError(result.error)}`);
+  }
+  // int64 arrives as a JS number: only a safe integer is an offset at all.
+  assertInvariant(Number.isSafeInteger(result.offset), `the ${boundary} offset of ${where} is ${result.offset}`);
+  if (result.offset < 0) {
+    const why = result.offset === offsetInvalid ? 'no leader answered for it' : 'no offset was returned';
+    throw operationalError(
+      `cannot list the ${boundary} offset of ${where}: the broker answered ${result.offset} (${why}); is a broker down or the partition without a leader?`,
+    );
+  }
+  return result.offset;
 }
