@@ -39,7 +39,7 @@ const inFlightMax = 10_000;
 /** Time the producer gets to flush and disconnect at the end. */
 const producerCloseTimeoutMs = 10_000;
 
-type LineOutcome = { delivered: Delivery } | { error: PublicationError };
+export type LineOutcome = { delivered: Delivery } | { error: PublicationError };
 
 export const sourceLoadCommand = defineCommand({
   name: 'source-load',
@@ -194,8 +194,12 @@ async function publishLines(
 
   // Every line gets exactly one outcome; the first error stops further queuing (lines
   // already queued still settle, bounded by the delivery timeout).
+  // The first line (file order) acknowledged once the guard's loss was known: from there on
+  // the load published without the guard, so a verify may have compared meanwhile.
+  let firstUnguarded: number | undefined;
   const settle = (i: number, outcome: LineOutcome) => {
     outcomes[i] = outcome;
+    if (guard.lost !== undefined && 'delivered' in outcome) firstUnguarded = Math.min(firstUnguarded ?? i, i);
     if ('error' in outcome) stopReason ??= `line ${lines[i]!.line} was not published`;
     completed++;
     progress.update(completed);
@@ -239,7 +243,10 @@ async function publishLines(
     progress.stop();
   }
   printReady();
-  const problem = summarizeFailures(lines, outcomes, guard.lost);
+  const problem = summarizeFailures(lines, outcomes, {
+    lost: guard.lost,
+    firstUnguardedLine: firstUnguarded === undefined ? undefined : lines[firstUnguarded]?.line,
+  });
   if (problem !== undefined) throw operationalError(problem);
   if (closeError !== undefined) {
     // All lines were acknowledged, but the client did not confirm its shutdown in time.
@@ -249,12 +256,24 @@ async function publishLines(
   }
 }
 
-/** One line naming the first failed or unknown line (file order) and what happened to the rest. */
-function summarizeFailures(
-  lines: EncodedFixtureLine[],
-  outcomes: (LineOutcome | undefined)[],
-  guardLost: string | undefined,
+/** What became of the producer guard during a load: lost (why), and from which line on. */
+export interface GuardDuringLoad {
+  lost: string | undefined;
+  /** The first line acknowledged after the loss was known, if any. */
+  firstUnguardedLine: number | undefined;
+}
+
+/**
+ * One line naming the first failed or unknown line (file order) and what happened to the rest;
+ * or, when every line was acknowledged but the guard was lost on the way (even after the last
+ * line was queued), which lines were published without it.
+ */
+export function summarizeFailures(
+  lines: readonly EncodedFixtureLine[],
+  outcomes: readonly (LineOutcome | undefined)[],
+  guard: GuardDuringLoad,
 ): string | undefined {
+  const guardLost = guard.lost;
   let delivered = 0;
   let failed = 0;
   let unknown = 0;
@@ -269,7 +288,14 @@ function summarizeFailures(
       first ??= { line: lines[i]!.line, error: outcome.error };
     }
   });
-  if (first === undefined && notSent === 0) return undefined;
+  if (first === undefined && notSent === 0) {
+    if (guardLost === undefined) return undefined;
+    const unguarded =
+      guard.firstUnguardedLine === undefined
+        ? 'each before the loss was noticed, but the guard was gone before the producer had closed'
+        : `lines from ${guard.firstUnguardedLine} on after the loss was noticed`;
+    return `the producer guard was lost (${guardLost}): all ${lines.length} lines were acknowledged, ${unguarded}, so a verify may have compared while they were published; run verify again`;
+  }
   const counts = `${delivered} of ${lines.length} lines acknowledged, ${failed} failed, ${unknown} unknown, ${notSent} not sent`;
   const rerun = 'rerunning may redeliver identical revisions (the worker decides them as DUPLICATE)';
   if (first !== undefined) {
