@@ -1,5 +1,5 @@
 /**
- * The batch statement's array literals (src/store/array-literal.ts) read back by the real
+ * The batch statement's array parameters (src/store/array-literal.ts) read back by the real
  * PostgreSQL as exactly the values written: text with quotes, backslashes, braces, commas,
  * "NULL", empty strings and any Unicode; bytes of any value; integers to ±2^53; NULLs.
  */
@@ -22,7 +22,7 @@ const pgText = fc.string({ unit: 'binary', maxLength: 20 }).map((s) => s.replace
 const awkward = fc.constantFrom('NULL', 'null', '', ' ', '"', '\\', '{}', 'a,b', '\\"', '{"x":1}');
 const texts = fc.array(fc.option(fc.oneof(pgText, awkward), { nil: null }), { maxLength: 30 });
 
-async function readBack(literal: string, type: string): Promise<unknown[]> {
+async function readBack(literal: string | Buffer, type: string): Promise<unknown[]> {
   const result = await client.query(`SELECT $1::${type} AS v`, [literal]);
   return result.rows[0].v as unknown[];
 }
@@ -53,7 +53,7 @@ describe('array literals', () => {
     expect(() => integerArray([1.5])).toThrow(/not a safe integer/);
   });
 
-  it('bytea[] reads back byte for byte, Buffers and other Uint8Array views alike', async () => {
+  it('bytea[] (binary array format) reads back byte for byte, Buffers and other Uint8Array views alike', async () => {
     const bytes = fc.array(fc.option(fc.uint8Array({ maxLength: 40 }), { nil: null }), { maxLength: 20 });
     await fc.assert(
       fc.asyncProperty(bytes, async (values) => {
