@@ -1,6 +1,6 @@
 /**
  * The run's picture (artifacts/bench/<run-id>.svg): throughput bars (batch 1, the best batch,
- * the naive baseline) beside the publish → view latency distribution with its p50 and p99.
+ * the evidence floor, the Connect-style sink and the naive baseline) beside the publish → view latency distribution with its p50 and p99.
  * A scale run's picture: the decision rate of each tenth of the backlog (the first and the
  * last, which the target compares, marked) beside the workers' peak RSS as each tenth was
  * decided, against the 250 MB target; the restart's figures in the subtitle.
@@ -19,7 +19,9 @@ function fullSpec(r: BenchResult): vegaLite.TopLevelSpec {
   const bars = [
     { run: 'batch 1', rps: Math.round(t.batch1_rps), kind: 'amends' },
     { run: `batch ${t.best.batch_size} (best)`, rps: Math.round(t.best.rps), kind: 'amends' },
-    { run: 'naive baseline', rps: Math.round(t.naive_rps), kind: 'naive' },
+    { run: 'evidence floor', rps: Math.round(t.floor_rps), kind: 'reference' },
+    { run: 'Connect-style sink', rps: Math.round(t.connect_rps), kind: 'reference' },
+    { run: 'naive baseline', rps: Math.round(t.naive_rps), kind: 'reference' },
   ];
   const percentiles = [
     { label: `p50 ${r.latency_ms.p50.toFixed(0)} ms`, ms: r.latency_ms.p50 },
@@ -47,7 +49,7 @@ function fullSpec(r: BenchResult): vegaLite.TopLevelSpec {
               color: {
                 field: 'kind',
                 type: 'nominal',
-                scale: { domain: ['amends', 'naive'], range: ['#4c78a8', '#bab0ac'] },
+                scale: { domain: ['amends', 'reference'], range: ['#4c78a8', '#bab0ac'] },
                 legend: null,
               },
             },

@@ -24,6 +24,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { defaultBrokers } from '../io/kafka-connection.js';
 import { profileAttempts } from './attempt-log-profile.js';
+import { measureBaseline } from './baseline-throughput.js';
 import { renderChart } from './bench-chart.js';
 import { BenchContext, repoRoot } from './bench-context.js';
 import { parseBenchOptions } from './bench-options.js';
@@ -35,13 +36,13 @@ import { profileHops } from './hop-profile.js';
 import { measureRecovery } from './kill-recovery.js';
 import { ledgerBacklog } from './ledger-traffic.js';
 import { startLiveChain } from './live-chain.js';
-import { measureNaive } from './naive-throughput.js';
 import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';
 import { describeMachine, describeVersions } from './run-environment.js';
 import { measureScale } from './scale-run.js';
 import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
 
+/** The baselines' poll size (baseline-consumer.ts polls this many). */
 const naivePollSize = 500;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -139,7 +140,11 @@ async function fullRun(): Promise<BenchResult> {
   }
   const best = runs.filter((r) => r.batch_size !== 1).reduce((a, b) => (b.rps > a.rps ? b : a), batch1);
   say(`naive baseline: 2 consumers, poll ${naivePollSize}, auto-commit …`);
-  const naive = await measureNaive(ctx, source.manifest.source_topic, options.records);
+  const naive = await measureBaseline(ctx, 'naive', source.manifest.source_topic, options.records);
+  say(`evidence floor: 2 consumers, poll ${naivePollSize}, minimum evidence per poll …`);
+  const floor = await measureBaseline(ctx, 'floor', source.manifest.source_topic, options.records);
+  say(`Connect-style sink: 2 consumers, poll ${naivePollSize}, upsert per poll …`);
+  const connect = await measureBaseline(ctx, 'connect', source.manifest.source_topic, options.records);
 
   say(`latency: live chain at batch ${best.batch_size} (2 workers, relay, view) …`);
   const chain = await startLiveChain(ctx, best.batch_size);
@@ -178,8 +183,14 @@ async function fullRun(): Promise<BenchResult> {
       best: { batch_size: best.batch_size, rps: best.rps, rps_per_worker: best.rps_per_worker },
       naive_rps: naive.rps,
       ratio_best_to_naive: best.rps / naive.rps,
+      floor_rps: floor.rps,
+      ratio_best_to_floor: best.rps / floor.rps,
+      connect_rps: connect.rps,
+      ratio_best_to_connect: best.rps / connect.rps,
       runs,
       naive: { ...naive, poll_size: naivePollSize, processes: 2 },
+      floor: { ...floor, poll_size: naivePollSize, processes: 2 },
+      connect: { ...connect, poll_size: naivePollSize, processes: 2 },
     },
     latency_ms: { ...latencySummary, hops, load_average_1m: loadDuringLatency },
     recovery_s: recovery,

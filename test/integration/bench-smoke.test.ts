@@ -75,6 +75,14 @@ describe('npm run bench on a tiny backlog', () => {
     expect(t.runs[1]?.records).toBe(2000);
     expect(t.runs[1]?.bounded_window_s).toBeNull();
     expect(t.naive.records).toBeGreaterThanOrEqual(2000);
+    for (const [name, baseline, rps, ratio] of [
+      ['floor', t.floor, t.floor_rps, t.ratio_best_to_floor],
+      ['connect', t.connect, t.connect_rps, t.ratio_best_to_connect],
+    ] as const) {
+      positive(rps, `${name}_rps`);
+      expect(baseline.records, name).toBeGreaterThanOrEqual(2000);
+      expect(ratio, name).toBeCloseTo(t.best.rps / rps, 6);
+    }
     positive(t.batch1_profile.store_call_ms.mean, 'batch1 store call');
     positive(t.batch1_bounds.durable_commit_floor.ms_per_commit, 'durable commit floor');
     positive(t.batch1_bounds.source_observation.p50_ms, 'source observation');
@@ -104,10 +112,12 @@ describe('npm run bench on a tiny backlog', () => {
     for (const name of ['node', 'postgresql', 'librdkafka', '@confluentinc/kafka-javascript', 'vega-lite']) {
       expect(typeof r.versions[name], name).toBe('string');
     }
-    expect(r.targets).toHaveLength(6);
+    expect(r.targets).toHaveLength(7);
     for (const target of r.targets) expect(typeof target.met).toBe('boolean');
 
     expect(run.stdout).toContain('naive baseline');
+    expect(run.stdout).toContain('evidence floor');
+    expect(run.stdout).toContain('Connect-style sink');
     expect(run.stdout).toMatch(/met|MISSED/);
 
     const svgPath = join(outDir, `${runId}.svg`);
@@ -116,6 +126,7 @@ describe('npm run bench on a tiny backlog', () => {
     expect(wellFormedXmlRoot(svg)).toBe('svg');
     expect(svg).toContain('xmlns="http://www.w3.org/2000/svg"');
     expect(svg).toContain('naive baseline');
+    expect(svg).toContain('evidence floor');
   });
 });
 
