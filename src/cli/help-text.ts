@@ -20,6 +20,7 @@ export const builtInCommands = [{ name: 'help', summary: "print this list, or a 
 const environment = `  Environment
     AMENDS_DATABASE_URL    PostgreSQL URL of the namespaces' database (commands that need it say so)
     AMENDS_BROKERS         Kafka bootstrap servers (--brokers overrides; default 127.0.0.1:19092)
+    AMENDS_KAFKA_CONFIG    librdkafka properties file for every Kafka client (--kafka-config overrides)
     AMENDS_DEBUG           set to print a stack trace after an unexpected failure's one line`;
 
 const exitCodeList = `  Exit codes

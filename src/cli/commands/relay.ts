@@ -1,7 +1,6 @@
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../io/outbox-relay.js';
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom } from '../../io/postgres.js';
@@ -9,6 +8,7 @@ import { RoleLock } from '../../io/role-lock.js';
 import { SourceProducer } from '../../io/source-producer.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
@@ -34,6 +34,8 @@ export const relayCommand = defineCommand({
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amends relay --manifest demo-1.manifest.json`,
@@ -41,12 +43,13 @@ export const relayCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const relayId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
     const log = jsonLog(io.stderr, { relay: relayId });

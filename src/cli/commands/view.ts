@@ -2,7 +2,6 @@ import { operationalError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { OutputConsumer } from '../../io/output-consumer.js';
 import { OutputView, readViewPartitions } from '../../io/output-view.js';
@@ -10,6 +9,7 @@ import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postg
 import { RoleLock } from '../../io/role-lock.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
@@ -32,6 +32,8 @@ export const viewCommand = defineCommand({
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amends view --manifest demo-1.manifest.json`,
@@ -39,12 +41,13 @@ export const viewCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const viewId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
     const log = jsonLog(io.stderr, { view: viewId });

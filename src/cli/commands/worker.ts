@@ -15,7 +15,6 @@ import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog } from '../../io/json-log.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { KafkaSourceConsumer } from '../../io/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../io/kafka-source-observer.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
@@ -27,6 +26,7 @@ import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { processIdentity } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
@@ -54,6 +54,7 @@ export const workerCommand = defineCommand({
                                the same id gets its partitions back without a rebalance
     --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
     --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE        librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
     --tui                      draw the dashboard (amends tui) of this worker and its namespace;
                                the JSON log lines then go to artifacts/logs/worker-<id>.jsonl
 
@@ -65,6 +66,7 @@ export const workerCommand = defineCommand({
     instanceId: { type: 'string' },
     sessionTimeoutMs: { type: 'number', default: 6000 },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
     tui: { type: 'boolean', default: false },
   },
   async run(cli, io) {
@@ -77,7 +79,7 @@ export const workerCommand = defineCommand({
     }
     const workerId = processIdentity(instanceId, cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
