@@ -439,6 +439,7 @@ export class PostgresState implements State {
     const outcome = commitVerdict(request, result.rows[0], assumedNew.length, frontier);
     if (outcome !== 'stale' && outcome.kind === 'acknowledged') {
       this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
+      return { ...outcome, outcomes: outcomeCounts(results) };
     }
     return outcome;
   }
@@ -507,7 +508,6 @@ export class PostgresState implements State {
     const rawValues: (Uint8Array | null)[] = new Array(n);
     const quarantined: boolean[] = new Array(n);
     const details: (string | null)[] = new Array(n);
-    const counts: Partial<Record<Outcome, number>> = {};
     // The last authority change per (item, location, txn) wins: one upsert row per txn.
     const authority = new Map<
       string,
@@ -539,7 +539,6 @@ export class PostgresState implements State {
       quarantined[i] = decision.quarantined;
       // PostgreSQL text cannot hold U+0000; the detail is free text (export compares ignore it).
       details[i] = decision.detail === null ? null : decision.detail.replaceAll('\u0000', '\\u0000');
-      counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
       if (authorityChange !== null) {
         assertInvariant(decision.item !== null && decision.location !== null, 'an authority change without a key');
         authority.set(stockKeyId(decision.item, decision.location) + authorityChange.txn, {
@@ -598,7 +597,7 @@ export class PostgresState implements State {
       versions.causes,
       versions.recordKeys,
       versions.recordValues,
-      JSON.stringify(counts),
+      JSON.stringify(outcomeCounts(results)),
       versions.items.length > 0,
       days.map((d) => d.item),
       days.map((d) => d.location),
@@ -714,6 +713,13 @@ interface TxnRef {
 }
 
 /** The offset that caused each new version of the batch, by key and day (`dayKey`). */
+/** Records by outcome, as the batch's last_counts stores them: what the worker's metrics count. */
+function outcomeCounts(results: readonly DecideResult[]): Partial<Record<Outcome, number>> {
+  const counts: Partial<Record<Outcome, number>> = {};
+  for (const { decision } of results) counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
+  return counts;
+}
+
 function newCauses(results: readonly DecideResult[]): Map<string, number> {
   const causes = new Map<string, number>();
   for (const r of results) {
