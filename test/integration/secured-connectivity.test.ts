@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${env:…} is the literal syntax under test
 /**
  * Secured connectivity (issue 16) against the local stack's SASL_SSL listener (SCRAM-SHA-512,
  * 127.0.0.1:19094, .stack/kafka-client-sasl.properties written by scripts/stack.sh) and its
