@@ -144,6 +144,13 @@ export class WorkerMetrics {
     });
   }
 
+  /** A batch the database acknowledged, by outcome (PostgresState's onCommitted). */
+  committed(partition: number, outcomes: Readonly<Partial<Record<string, number>>>): void {
+    for (const [outcome, n] of Object.entries(outcomes)) {
+      this.decided.inc({ ...this.labels(partition), outcome }, n ?? 0);
+    }
+  }
+
   /** The consumer is a member of the group (an assignment arrived) and polls. */
   assigned(): void {
     this.member = true;
@@ -180,6 +187,8 @@ export class WorkerMetrics {
       },
       observe: (partition, signal) => state.observe(partition, signal),
       process: async (request, signal) => {
+        // Records by outcome come from the store itself (committed): a reply lost on the way
+        // (an unknown outcome) may still have committed them.
         const stopTimer = this.commitDuration.startTimer({ namespace: this.namespace });
         let outcome: ProcessOutcome;
         try {
@@ -189,12 +198,7 @@ export class WorkerMetrics {
           throw error;
         }
         this.commitAttempts.inc({ namespace: this.namespace, observation: processObservation(outcome) });
-        if (outcome.kind === 'acknowledged') {
-          stopTimer();
-          for (const [outcomeName, n] of Object.entries(outcome.outcomes ?? {})) {
-            this.decided.inc({ ...this.labels(request.partition), outcome: outcomeName }, n ?? 0);
-          }
-        }
+        if (outcome.kind === 'acknowledged') stopTimer();
         return outcome;
       },
     };

@@ -33,12 +33,7 @@ export interface ProcessRequest {
 
 /** The three answers a completed `process` transaction can give. Nothing is written unless acknowledged. */
 export type ProcessOutcome =
-  | {
-      kind: 'acknowledged';
-      frontier: number;
-      /** Records decided by outcome in this batch, when the store counts them (for metrics only). */
-      outcomes?: Readonly<Partial<Record<string, number>>>;
-    }
+  | { kind: 'acknowledged'; frontier: number }
   | { kind: 'fenced'; epoch: number }
   | { kind: 'unexpected_frontier'; frontier: number };
 

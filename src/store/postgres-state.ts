@@ -83,6 +83,11 @@ export interface PostgresStateOptions {
   workerId?: string;
   /** The bounds of what the store keeps of its keys between batches (window-cache.ts). */
   cacheLimits?: WindowCacheLimits;
+  /**
+   * Called after each batch the database acknowledged, with its records by outcome (the
+   * same counts stored as last_counts): the worker's metrics count them (worker-metrics.ts).
+   */
+  onCommitted?: (partition: number, outcomes: Readonly<Partial<Record<Outcome, number>>>) => void;
 }
 
 /** A key's window as read, and the state the batch is decided on. */
@@ -299,6 +304,7 @@ export class PostgresState implements State {
   private readonly cache: WindowCache;
   /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
   private nsId: number | undefined;
+  private readonly onCommitted: PostgresStateOptions['onCommitted'];
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -311,6 +317,7 @@ export class PostgresState implements State {
   ) {
     this.namespace = config.namespace;
     this.owner = options.workerId ?? null;
+    this.onCommitted = options.onCommitted;
     this.cache = new WindowCache(options.cacheLimits ?? windowCacheLimits);
     this.connection = new StoreConnection(
       db.url,
@@ -439,7 +446,7 @@ export class PostgresState implements State {
     const outcome = commitVerdict(request, result.rows[0], assumedNew.length, frontier);
     if (outcome !== 'stale' && outcome.kind === 'acknowledged') {
       this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
-      return { ...outcome, outcomes: outcomeCounts(results) };
+      this.onCommitted?.(partition, outcomeCounts(results));
     }
     return outcome;
   }

@@ -110,7 +110,11 @@ export const workerCommand = defineCommand({
       } catch (error) {
         throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
       }
-      const store = new PostgresState(db, manifest.config, { applicationName, workerId });
+      const store = new PostgresState(db, manifest.config, {
+        applicationName,
+        workerId,
+        onCommitted: (partition, outcomes) => metrics.committed(partition, outcomes),
+      });
       closers.push(() => store.close());
       // While the group forms: the store's session opens and parses its statements, so the
       // first batch after a claim does not pay for it. A failure here is only logged: the
