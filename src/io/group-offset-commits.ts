@@ -5,8 +5,11 @@
  * commit is fired and forgotten after the store answered: it never delays a decision, and
  * its failures are only logged and counted. PostgreSQL's frontier stays the only position
  * the worker ever seeks to.
+ *
+ * The claimed frontiers are committed too, once the consumer is positioned at them: a
+ * partition with a backlog and nothing decided yet then shows its whole lag, not "-".
  */
-import type { State } from '../machines/ports.js';
+import type { SourceConsumer, State } from '../machines/ports.js';
 
 export type FrontierCommitter = (partition: number, frontier: number) => void;
 
@@ -19,5 +22,18 @@ export function withGroupOffsetCommits(state: State, commit: FrontierCommitter):
       if (outcome.kind === 'acknowledged') commit(request.partition, outcome.frontier);
       return outcome;
     },
+  };
+}
+
+export function withPositionCommits(consumer: SourceConsumer, commit: FrontierCommitter): SourceConsumer {
+  return {
+    connect: (signal) => consumer.connect(signal),
+    poll: (maxRecords, signal) => consumer.poll(maxRecords, signal),
+    async assign(positions, signal) {
+      await consumer.assign(positions, signal);
+      for (const { partition, offset } of positions) commit(partition, offset);
+    },
+    unassign: (signal) => consumer.unassign(signal),
+    close: (signal) => consumer.close(signal),
   };
 }

@@ -191,13 +191,15 @@ describe('metrics, health and readiness', () => {
 });
 
 describe('consumer group offsets (kafka-consumer-groups)', () => {
-  it('equal the frontiers with lag 0 after a drain; an offset ahead of the frontier does not move the resume point', async () => {
+  it('equal the frontiers with lag 0 after a drain, empty partitions too; an offset ahead of the frontier does not move the resume point', async () => {
     const source = await createBoundSource(topics, twoKeysConfig);
     const group = `amends.${source.namespace}.source`;
-    const first = await loadText(source, 'first', story());
+    // Partition 0 only: partition 1 stays empty, its frontier 0 (committed as claimed).
+    const first = await loadText(source, 'first', readFileSync(fixturePath('before.jsonl'), 'utf8'));
     const worker = startAmends('worker', source.manifestPath);
     await probe.waitDecided(source.namespace, first);
     const frontiers = new Map((await inspect(source)).partitions.map((p) => [p.partition, p.frontier]));
+    expect(frontiers.get(1)).toBe(0);
     const drained = await until(
       'group offsets equal the frontiers',
       () => groupOffsets(group),

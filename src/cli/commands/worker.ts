@@ -13,7 +13,7 @@ import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
-import { withGroupOffsetCommits } from '../../io/group-offset-commits.js';
+import { withGroupOffsetCommits, withPositionCommits } from '../../io/group-offset-commits.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { KafkaSourceConsumer } from '../../io/kafka-source-consumer.js';
@@ -171,16 +171,17 @@ export const workerCommand = defineCommand({
       const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), io.env, log);
       closers.push(async () => faults.close());
       // Counted at the edges (worker-metrics.ts); each durable frontier also goes to the group.
-      const state = withGroupOffsetCommits(metrics.countingState(faults.state), (partition, frontier) =>
-        consumer.commitFrontier(partition, frontier),
-      );
+      const commitFrontier = (partition: number, frontier: number) => {
+        consumer.commitFrontier(partition, frontier);
+      };
+      const state = withGroupOffsetCommits(metrics.countingState(faults.state), commitFrontier);
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
         ports: {
           state,
           source: metrics.observingSource(observer),
-          consumer: metrics.pollingConsumer(consumer),
+          consumer: metrics.pollingConsumer(withPositionCommits(consumer, commitFrontier)),
         },
         inspect: (event) => {
           metrics.inspect(event);
