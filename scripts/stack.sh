@@ -229,6 +229,8 @@ kafka_up() {
   if kafka_running; then
     if kafka_current; then
       { port_open "$broker_port" && port_open "$sasl_port"; } || wait_kafka
+      # A start that died before its SCRAM user was set gets it now.
+      [ -f "$stack/kafka/scram-user.done" ] || kafka_scram_user
       return 0
     fi
     say "restarting the broker in $stack/kafka into stack config $stack_config (secured listener on $sasl_port; data kept)"
@@ -280,6 +282,7 @@ kafka_scram_user() {
     --add-config "SCRAM-SHA-512=[iterations=8192,password=$sasl_password]" \
     >>"$stack/kafka/logs/scram.log" 2>&1 \
     || die "could not set the SCRAM user $sasl_user on the broker; see $stack/kafka/logs/scram.log"
+  touch "$stack/kafka/scram-user.done"
 }
 
 kafka_down() {
