@@ -20,6 +20,9 @@ export const builtInCommands = [{ name: 'help', summary: "print this list, or a 
 const environment = `  Environment
     AMENDS_DATABASE_URL    PostgreSQL URL of the namespaces' database (commands that need it say so)
     AMENDS_BROKERS         Kafka bootstrap servers (--brokers overrides; default 127.0.0.1:19092)
+    AMENDS_KAFKA_CONFIG    librdkafka properties file for every Kafka client (--kafka-config overrides)
+    AMENDS_METRICS_ADDR    HOST:PORT of /metrics, /healthz, /readyz of worker, relay, view (--metrics-addr overrides)
+    AMENDS_LOG_LEVEL       debug, info, warn or error for the JSON log lines (--log-level overrides; default info)
     AMENDS_DEBUG           set to print a stack trace after an unexpected failure's one line`;
 
 const exitCodeList = `  Exit codes

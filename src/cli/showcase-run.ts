@@ -21,7 +21,7 @@
  * the database, never assumed.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { operationalError } from '../domain/amends-error.js';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
@@ -42,6 +42,7 @@ import {
   sleep,
 } from '../io/showcase-processes.js';
 import { faultControlVariable, pauseBeforeProcess } from '../io/worker-fault-hooks.js';
+import { kafkaClientSettings } from '../kafka/client-settings.js';
 import { storeStatementNames } from '../store/postgres-state.js';
 import type { ShowcaseTimeline } from './showcase-timeline.js';
 
@@ -94,6 +95,8 @@ export async function runShowcase(setup: ShowcaseSetup): Promise<ShowcaseOutcome
     ...process.env,
     AMENDS_DATABASE_URL: setup.databaseUrl,
     AMENDS_BROKERS: setup.brokers,
+    // The children reach the cluster as this process does (--kafka-config or the variable).
+    ...kafkaConfigEnv(),
   };
   const children = new ShowcaseProcesses(runDir, env, signal);
   const proxies: PgFaultProxy[] = [];
@@ -462,4 +465,10 @@ function timeOf(line: ChildLogLine): Date {
 
 function expectOnce(decisions: { count: number }, where: string): void {
   if (decisions.count !== 1) throw operationalError(`${where} has ${decisions.count} decisions, not exactly one`);
+}
+
+/** AMENDS_KAFKA_CONFIG for child processes: the installed settings' file, as an absolute path. */
+function kafkaConfigEnv(): NodeJS.ProcessEnv {
+  const file = kafkaClientSettings().file;
+  return file === null ? {} : { AMENDS_KAFKA_CONFIG: resolve(file) };
 }

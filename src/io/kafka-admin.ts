@@ -24,6 +24,9 @@ export const adminRequestTimeoutMs = 10_000;
 
 const reachAdvice = brokerReachAdvice;
 
+/** librdkafka's log line of a failed SASL authentication or TLS handshake, up to its timing note. */
+const handshakeFailurePattern = /(SASL authentication error|SSL handshake failed)[^(]*/;
+
 export interface NewTopicSpec {
   topic: string;
   partitions: number;
@@ -54,6 +57,8 @@ export type TopicCreation =
 
 export class KafkaAdmin {
   private closed = false;
+  /** librdkafka's last authentication error (wrong SASL credentials or TLS trust), if any. */
+  private authenticationFailure: string | null = null;
 
   private constructor(
     private readonly client: RdKafka.IAdminClient,
@@ -62,8 +67,24 @@ export class KafkaAdmin {
 
   /** AdminClient.create connects lazily: an unreachable broker shows up as a timed-out request. */
   static open(brokers: string, clientId: string): KafkaAdmin {
+    let admin: KafkaAdmin | undefined;
+    // A failed SASL or TLS handshake only shows in the client's log and error events while the
+    // request itself times out: keep it, so the diagnostic names the cause, not reachability.
+    const note = (message: string) => {
+      if (admin !== undefined && admin.authenticationFailure === null) admin.authenticationFailure = message;
+    };
+    const handlers = {
+      'event.log': (entry: { message?: string }) => {
+        const found = handshakeFailurePattern.exec(entry.message ?? '')?.[0];
+        if (found !== undefined) note(found.trim());
+      },
+      'event.error': (error: unknown) => {
+        if (/authentication|handshake/i.test(describeKafkaError(error))) note(describeKafkaError(error));
+      },
+    };
     try {
-      return new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId)), brokers);
+      admin = new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId), handlers), brokers);
+      return admin;
     } catch (error) {
       throw operationalError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
     }
@@ -77,11 +98,7 @@ export class KafkaAdmin {
         this.client.describeTopics([topic], { timeout: timeoutMs }, done),
       );
     } catch (error) {
-      const unreachable = kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : '';
-      throw operationalError(
-        `cannot describe topic ${topic} on brokers ${this.brokers}: ${describeKafkaError(error)}${unreachable}`,
-        error,
-      );
+      throw operationalError(`cannot describe topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
     }
     const description = descriptions.find((d) => d.name === topic);
     assertInvariant(description !== undefined, `describeTopics answered without topic ${topic}`);
@@ -151,7 +168,7 @@ export class KafkaAdmin {
       );
     } catch (error) {
       throw operationalError(
-        `cannot list the ${boundary} offsets of topic ${topic} on brokers ${this.brokers}: ${describeKafkaError(error)}`,
+        `cannot list the ${boundary} offsets of topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`,
         error,
       );
     }
@@ -167,6 +184,14 @@ export class KafkaAdmin {
   }
 
   /** Synchronous in the library: it frees the handle; there is no completion callback. */
+  /** A failed request's cause: the authentication failure behind it, or what to check when it timed out. */
+  private cause(error: unknown): string {
+    if (this.authenticationFailure !== null) {
+      return `${this.authenticationFailure}: check the SASL credentials and TLS settings of --kafka-config / AMENDS_KAFKA_CONFIG`;
+    }
+    return `${describeKafkaError(error)}${kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : ''}`;
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

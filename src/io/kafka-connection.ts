@@ -4,6 +4,7 @@
  * connection attempt waits unboundedly, and a one-line description of a client error.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
+import { kafkaClientSettings } from '../kafka/client-settings.js';
 
 export const defaultBrokers = '127.0.0.1:19092';
 
@@ -19,9 +20,14 @@ export const kafkaErrorCodes = {
   queueFull: RdKafka.CODES.ERRORS.ERR__QUEUE_FULL,
 } as const;
 
-/** `--brokers` wins over AMENDS_BROKERS, which wins over the local stack's address. */
+/**
+ * `--brokers` wins over the `bootstrap.servers` of --kafka-config, which wins over
+ * AMENDS_BROKERS, which wins over the local stack's address: a client file's address belongs
+ * with its security settings (SASL credentials sent to a plaintext port cannot work).
+ */
 export function resolveBrokers(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  const chosen = flag?.trim() || env.AMENDS_BROKERS?.trim() || defaultBrokers;
+  const fromFile = kafkaClientSettings().properties['bootstrap.servers'];
+  const chosen = flag?.trim() || fromFile?.trim() || env.AMENDS_BROKERS?.trim() || defaultBrokers;
   return chosen;
 }
 
@@ -29,13 +35,18 @@ export function resolveBrokers(flag: string | undefined, env: NodeJS.ProcessEnv)
 const socketConnectionSetupTimeoutMs = 5_000;
 const socketTimeoutMs = 10_000;
 
-/** The settings shared by every librdkafka client amends creates. */
+/**
+ * The settings shared by every librdkafka client amends creates: amends' socket limits, then
+ * the process's --kafka-config (client-settings.ts, which may tune those limits but never
+ * the properties amends owns), then the address and client id.
+ */
 export function librdkafkaBaseConfig(brokers: string, clientId: string): RdKafka.GlobalConfig {
   return {
-    'bootstrap.servers': brokers,
-    'client.id': clientId,
     'socket.connection.setup.timeout.ms': socketConnectionSetupTimeoutMs,
     'socket.timeout.ms': socketTimeoutMs,
+    ...(kafkaClientSettings().properties as RdKafka.GlobalConfig),
+    'bootstrap.servers': brokers,
+    'client.id': clientId,
   };
 }
 

@@ -111,6 +111,8 @@ export interface KafkaSourceConsumerOptions {
   pollWaitMs?: number;
   /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
   onClientError?: (message: string) => void;
+  /** The broker's answer to each `commitFrontier` (monitoring offsets): ok, or why not. */
+  onGroupOffsetCommit?: (result: { ok: boolean; detail: string | null }) => void;
   /** Read-ahead limits over all assigned partitions; default bufferedRecordsMax / bufferedBytesMax. */
   bufferLimits?: BufferLimits;
 }
@@ -119,7 +121,7 @@ export interface KafkaSourceConsumerOptions {
 export function sourceConsumerConfig(
   options: Omit<
     KafkaSourceConsumerOptions,
-    'onAssigned' | 'onRevoked' | 'onClientError' | 'pollWaitMs' | 'bufferLimits'
+    'onAssigned' | 'onRevoked' | 'onClientError' | 'onGroupOffsetCommit' | 'pollWaitMs' | 'bufferLimits'
   >,
 ): { global: RdKafka.ConsumerGlobalConfig; topic: RdKafka.ConsumerTopicConfig } {
   const sessionTimeoutMs = options.sessionTimeoutMs ?? defaultSessionTimeoutMs;
@@ -193,6 +195,10 @@ export class KafkaSourceConsumer implements SourceConsumer {
         rebalance_cb: function (this: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown) {
           adapter.onRebalance(this, error, assignment);
         },
+        // The answers to commitFrontier's asynchronous commits, served inside poll like the rebalance.
+        offset_commit_cb: (error: RdKafka.LibrdKafkaError | null) => {
+          options.onGroupOffsetCommit?.({ ok: !error, detail: error ? describeKafkaError(error) : null });
+        },
       },
       config.topic,
     );
@@ -249,6 +255,24 @@ export class KafkaSourceConsumer implements SourceConsumer {
    * (see there). A poll that would read on past dropped records without one is refused (an
    * invariant, not a user error).
    */
+  /**
+   * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
+   * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
+   * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
+   * librdkafka queues the commit and the answer arrives through onGroupOffsetCommit. False
+   * when it could not even be queued (not connected, or the client refused it at once).
+   */
+  commitFrontier(partition: number, frontier: number): boolean {
+    if (this.phase !== 'connected') return false;
+    try {
+      this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
+      return true;
+    } catch (error) {
+      this.options.onGroupOffsetCommit?.({ ok: false, detail: describeKafkaError(error) });
+      return false;
+    }
+  }
+
   async poll(maxRecords: number, signal: AbortSignal): Promise<readonly SourceRecord[]> {
     signal.throwIfAborted();
     this.throwIfUnusable('poll');

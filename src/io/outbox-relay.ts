@@ -75,6 +75,8 @@ export interface OutboxRelayOptions {
   log: JsonLog;
   faultExitAfterPublish: boolean;
   stats: RelayStats;
+  /** Each turn of the publishing loop (for readiness: relay-metrics.ts). */
+  onCycle?: () => void;
 }
 
 interface OutboxRow {
@@ -104,6 +106,7 @@ export class OutboxRelay {
     while (!signal.aborted) {
       lock.throwIfLost();
       const result = await this.publishBatch(nsId);
+      this.o.onCycle?.();
       if (result.failed > 0) {
         this.failedBatches += 1;
         if (this.failedBatches >= consecutiveFailedBatchesMax) {

@@ -52,7 +52,7 @@ export function databaseTarget(url: string): string {
  */
 export function sessionConfig(url: string, applicationName: string): pg.ClientConfig {
   return {
-    connectionString: url,
+    connectionString: withLibpqSslModes(url),
     application_name: applicationName,
     statement_timeout: sessionLimits.statementTimeoutMs,
     lock_timeout: sessionLimits.lockTimeoutMs,
@@ -60,6 +60,31 @@ export function sessionConfig(url: string, applicationName: string): pg.ClientCo
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
   };
+}
+
+/** The sslmode values whose meaning differs between pg 8 and libpq. */
+const libpqDivergentSslModes = new Set(['prefer', 'require', 'verify-ca']);
+
+/**
+ * The URL with `uselibpqcompat=true` when its sslmode is prefer, require or verify-ca and it
+ * does not choose itself. pg-connection-string 2.x treats those modes as verify-full and
+ * prints a nine-line SECURITY WARNING on the first connection (its index.js,
+ * deprecatedSslModeWarning); with the flag they mean what libpq, psql and the PostgreSQL
+ * docs say (`require`: encrypted, certificate not checked; with sslrootcert: checked
+ * against that CA), which is what a user who wrote them expects. verify-full and disable
+ * are the same either way, and are left alone.
+ */
+export function withLibpqSslModes(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const mode = parsed.searchParams.get('sslmode');
+  if (mode === null || !libpqDivergentSslModes.has(mode) || parsed.searchParams.has('uselibpqcompat')) return url;
+  parsed.searchParams.set('uselibpqcompat', 'true');
+  return parsed.toString();
 }
 
 /** One line that says what failed and what to do; the URL's credentials never appear. */

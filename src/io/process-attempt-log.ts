@@ -10,9 +10,17 @@ import type { JsonLog } from './json-log.js';
 
 type Observation = 'acknowledged' | 'unknown' | 'fenced' | 'error';
 
-function observationOf(outcome: ProcessOutcome): Observation {
-  // An unexpected frontier is a refusal like a fence: nothing was written.
-  return outcome.kind === 'acknowledged' ? 'acknowledged' : 'fenced';
+/** What one process attempt observed: its outcome, or the kind of its failure. */
+export function processObservation(result: ProcessOutcome | unknown): Observation {
+  if (isProcessOutcome(result)) {
+    // An unexpected frontier is a refusal like a fence: nothing was written.
+    return result.kind === 'acknowledged' ? 'acknowledged' : 'fenced';
+  }
+  return outcomeMayHaveCommitted(result) ? 'unknown' : 'error';
+}
+
+function isProcessOutcome(result: unknown): result is ProcessOutcome {
+  return typeof result === 'object' && result !== null && 'kind' in result && !(result instanceof Error);
 }
 
 export function withProcessAttemptLog(state: State, namespace: string, log: JsonLog): State {
@@ -43,7 +51,7 @@ export function withProcessAttemptLog(state: State, namespace: string, log: Json
         log.write('process_attempt', {
           ...fields,
           storage_call_elapsed_ns: elapsed(),
-          observation: observationOf(outcome),
+          observation: processObservation(outcome),
           ...(outcome.kind === 'unexpected_frontier' ? { detail: `unexpected frontier ${outcome.frontier}` } : {}),
         });
         return outcome;
@@ -51,7 +59,7 @@ export function withProcessAttemptLog(state: State, namespace: string, log: Json
         log.write('process_attempt', {
           ...fields,
           storage_call_elapsed_ns: elapsed(),
-          observation: outcomeMayHaveCommitted(error) ? 'unknown' : 'error',
+          observation: processObservation(error),
           detail: error instanceof Error ? error.message : String(error),
         });
         throw error;

@@ -9,6 +9,8 @@
 // default export (checked with kafkajs 2.2.4 on Node 20), not as a named export.
 import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
+import { kafkaClientSettings } from '../kafka/client-settings.js';
+import { kafkajsSecurity } from '../kafka/kafkajs-security.js';
 import { brokerReachAdvice } from './kafka-connection.js';
 
 /** Bounds for the kafkajs connection and each request. */
@@ -40,6 +42,8 @@ export class TopicConfigReader {
       retry: { retries, initialRetryTime: 200, maxRetryTime: 1_000 },
       // kafkajs logs to the console by default; amends' stderr carries its own diagnostics only.
       logLevel: kafkajs.logLevel.NOTHING,
+      // The same cluster security as every librdkafka client of the process (--kafka-config).
+      ...kafkajsSecurity(kafkaClientSettings()),
     });
     const admin = kafka.admin();
     try {

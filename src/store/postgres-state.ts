@@ -85,6 +85,11 @@ export interface PostgresStateOptions {
   workerId?: string;
   /** The bounds of what the store keeps of its keys between batches (window-cache.ts). */
   cacheLimits?: WindowCacheLimits;
+  /**
+   * Called after each batch the database acknowledged, with its records by outcome (the
+   * same counts stored as last_counts): the worker's metrics count them (worker-metrics.ts).
+   */
+  onCommitted?: (partition: number, outcomes: Readonly<Partial<Record<Outcome, number>>>) => void;
 }
 
 /** A key's window as read, and the state the batch is decided on. */
@@ -301,6 +306,7 @@ export class PostgresState implements State {
   private readonly cache: WindowCache;
   /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
   private nsId: number | undefined;
+  private readonly onCommitted: PostgresStateOptions['onCommitted'];
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -313,6 +319,7 @@ export class PostgresState implements State {
   ) {
     this.namespace = config.namespace;
     this.owner = options.workerId ?? null;
+    this.onCommitted = options.onCommitted;
     this.cache = new WindowCache(options.cacheLimits ?? windowCacheLimits);
     this.connection = new StoreConnection(
       db.url,
@@ -456,6 +463,7 @@ export class PostgresState implements State {
     const outcome = commitVerdict(request, result.rows[0], assumedNew.length, frontier);
     if (outcome !== 'stale' && outcome.kind === 'acknowledged') {
       this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
+      this.onCommitted?.(partition, outcomeCounts(results));
     }
     return outcome;
   }
@@ -524,7 +532,6 @@ export class PostgresState implements State {
     const rawValues: (Uint8Array | null)[] = new Array(n);
     const quarantined: boolean[] = new Array(n);
     const details: (string | null)[] = new Array(n);
-    const counts: Partial<Record<Outcome, number>> = {};
     // The last authority change per (item, location, txn) wins: one upsert row per txn.
     const authority = new Map<
       string,
@@ -556,7 +563,6 @@ export class PostgresState implements State {
       quarantined[i] = decision.quarantined;
       // PostgreSQL text cannot hold U+0000; the detail is free text (export compares ignore it).
       details[i] = decision.detail === null ? null : decision.detail.replaceAll('\u0000', '\\u0000');
-      counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
       if (authorityChange !== null) {
         assertInvariant(decision.item !== null && decision.location !== null, 'an authority change without a key');
         authority.set(stockKeyId(decision.item, decision.location) + authorityChange.txn, {
@@ -616,7 +622,7 @@ export class PostgresState implements State {
       integerArray(versions.causes),
       byteaArray(versions.recordKeys),
       byteaArray(versions.recordValues),
-      JSON.stringify(counts),
+      JSON.stringify(outcomeCounts(results)),
       versions.items.length > 0,
       textArray(days.map((d) => d.item)),
       textArray(days.map((d) => d.location)),
@@ -732,6 +738,13 @@ interface TxnRef {
 }
 
 /** The offset that caused each new version of the batch, by key and day (`dayKey`). */
+/** Records by outcome, as the batch's last_counts stores them: what the worker's metrics count. */
+function outcomeCounts(results: readonly DecideResult[]): Partial<Record<Outcome, number>> {
+  const counts: Partial<Record<Outcome, number>> = {};
+  for (const { decision } of results) counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
+  return counts;
+}
+
 function newCauses(results: readonly DecideResult[]): Map<string, number> {
   const causes = new Map<string, number>();
   for (const r of results) {

@@ -12,7 +12,6 @@ import { usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/inspect-queries.js';
 import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import {
   type ExpectedTopic,
@@ -22,6 +21,7 @@ import {
 } from '../../io/topic-ends-observation.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 /**
@@ -55,6 +55,8 @@ export const inspectCommand = defineCommand({
     --json         one JSON document instead of tables
     --recent N     how many recent decisions (default ${recentDefault}, at most ${recentMax})
     --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl inspect --manifest manifest.json --recent 5`,
@@ -63,6 +65,7 @@ export const inspectCommand = defineCommand({
     json: { type: 'boolean', default: false },
     recent: { type: 'number', default: recentDefault },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const { recent, json } = cli.flags;
@@ -71,7 +74,7 @@ export const inspectCommand = defineCommand({
     }
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl inspect');

@@ -11,12 +11,12 @@
 import { invalidInput, usageError } from '../../domain/amends-error.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { type RegisteredNamespace, readNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 export const manifestRecoverCommand = defineCommand({
@@ -33,18 +33,21 @@ export const manifestRecoverCommand = defineCommand({
   Flags
     --namespace NS    the namespace whose manifest was lost (required)
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl manifest-recover --namespace demo-1 > demo-1.manifest.json`,
   flags: {
     namespace: { type: 'string', isRequired: true },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const stored = await readRegistered(databaseUrl, namespace);
     if (!stored) {
       throw invalidInput(

@@ -12,7 +12,6 @@
 import { invalidInput, usageError } from '../../domain/amends-error.js';
 import { validTopicName } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { readBinding, recordBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
@@ -20,6 +19,7 @@ import { checkSafeRetention, createSafeTopic } from '../../io/safe-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 
 const replicationFactorMax = 32;
 
@@ -39,6 +39,7 @@ export const outputCreateCommand = defineCommand({
     --topic OUT               output topic to create (required)
     --replication-factor N    replication factor (default 1, the local single-node stack)
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl output-create --manifest demo-1.manifest.json --topic amends-demo-1-out`,
@@ -47,6 +48,7 @@ export const outputCreateCommand = defineCommand({
     topic: { type: 'string', isRequired: true },
     replicationFactor: { type: 'number', default: 1 },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const topic = cli.flags.topic as string;
@@ -59,7 +61,7 @@ export const outputCreateCommand = defineCommand({
       throw usageError(`--replication-factor must be an integer in [1, ${replicationFactorMax}]`);
     }
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const { namespace, partitions } = manifest.config;
     if (topic === manifest.source_topic) {

@@ -13,12 +13,12 @@
 import { usageError } from '../../domain/amends-error.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 export const rebuildCreateCommand = defineCommand({
@@ -38,6 +38,8 @@ export const rebuildCreateCommand = defineCommand({
     --manifest M       the manifest of the namespace to rebuild (required)
     --namespace NS2    the new namespace, [a-z0-9][a-z0-9-]{0,62} (required)
     --brokers LIST     bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl rebuild-create --manifest demo-1.manifest.json --namespace demo-1-rebuild > demo-1-rebuild.manifest.json`,
@@ -45,11 +47,12 @@ export const rebuildCreateCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     namespace: { type: 'string', isRequired: true },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const original = await readManifestFile(cli.flags.manifest as string);
     const rebuild = rebuildManifest(original, namespace);
     // A registered NS2 has state of its own: a manifest for it would not start at offset 0.

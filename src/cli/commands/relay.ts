@@ -1,14 +1,17 @@
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import { jsonLog } from '../../io/json-log.js';
+import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
+import { newMetricsRegistry } from '../../io/metrics-server.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../io/outbox-relay.js';
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom } from '../../io/postgres.js';
+import { RelayMetrics } from '../../io/relay-metrics.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { SourceProducer } from '../../io/source-producer.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
@@ -33,7 +36,12 @@ export const relayCommand = defineCommand({
   Flags
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
+    --metrics-addr HOST:PORT
+                      serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
+    --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amends relay --manifest demo-1.manifest.json`,
@@ -41,21 +49,20 @@ export const relayCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
+    ...observabilityFlags,
   },
   async run(cli, io) {
     const relayId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
-    const log = jsonLog(io.stderr, { relay: relayId });
+    const log = jsonLog(io.stderr, { relay: relayId }, logLevelFrom(cli.flags.logLevel, io.env));
     const faultExitAfterPublish = io.env.AMENDS_FAULT === relayFaultExitAfterPublish;
     const applicationName = `amends relay ${relayId}`;
 
-    const db = await Database.open(databaseUrl, applicationName);
-    const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    const stop = stopOnSignals(log);
     const stats: RelayStats = {
       state: 'standby',
       batches: 0,
@@ -63,6 +70,15 @@ export const relayCommand = defineCommand({
       republish_rows: 0,
       last_published_id: null,
     };
+    const registry = newMetricsRegistry();
+    let metrics: RelayMetrics | undefined;
+    const ready = () => metrics?.readiness() ?? { ready: false, detail: 'starting' };
+    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, ready, log);
+    const db = await Database.open(databaseUrl, applicationName);
+    metrics = new RelayMetrics(registry, namespace, stats, db.pool);
+    const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    if (server !== undefined) closers.unshift(() => server.close());
+    const stop = stopOnSignals(log);
     let heartbeat: HeartbeatWriter | undefined;
     try {
       const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
@@ -109,6 +125,7 @@ export const relayCommand = defineCommand({
         log,
         faultExitAfterPublish,
         stats,
+        onCycle: () => metrics?.cycled(),
       });
       await relay.run(stop.signal);
       stats.state = 'stopped';

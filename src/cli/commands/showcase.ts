@@ -9,10 +9,10 @@ import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 // ink and react load only under --tui: every amendsctl command imports this module.
 import type { ShowcaseDashboard } from '../showcase-dashboard.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../showcase-report.js';
@@ -44,6 +44,8 @@ export const showcaseCommand = defineCommand({
     --keep          after the verdict, leave the workers, relay and view running (for
                     inspect, tui, export) until Ctrl-C
     --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl showcase`,
@@ -51,11 +53,12 @@ export const showcaseCommand = defineCommand({
     tui: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const tui = cli.flags.tui === true;
     if (tui && (io.stdout.isTTY !== true || process.stdin.isTTY !== true)) {
       throw operationalError('showcase --tui draws on a terminal: run it in one, or without --tui');

@@ -27,12 +27,12 @@ import {
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/safe-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
@@ -61,6 +61,7 @@ export const sourceCreateCommand = defineCommand({
     --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
                               (default: widget@berlin on partition 0, origin 2026-03-01)
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl source-create --namespace demo-1 --topic amends-demo-1 > demo-1.manifest.json`,
@@ -71,6 +72,7 @@ export const sourceCreateCommand = defineCommand({
     replicationFactor: { type: 'number', default: 1 },
     config: { type: 'string' },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const { partitions, replicationFactor } = cli.flags;
@@ -94,7 +96,7 @@ export const sourceCreateCommand = defineCommand({
             partitions,
             `config file ${cli.flags.config}`,
           );
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     // Before anything is created: a registered name would give a manifest every later
     // command refuses (its config digest is not the registered one).
     const check = await refuseRegisteredNamespace(io.env, namespace, 'source-create');

@@ -20,7 +20,6 @@
 import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
@@ -30,6 +29,7 @@ import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } fr
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 
 const defaultDeliveryTimeoutMs = 30_000;
@@ -59,6 +59,7 @@ export const sourceLoadCommand = defineCommand({
     --file F                  fixture file, JSON Lines (required; - reads standard input)
     --delivery-timeout-ms N   per-record delivery deadline (default 30000)
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl source-load --manifest demo-1.manifest.json --file fixtures/before.jsonl`,
@@ -69,6 +70,7 @@ export const sourceLoadCommand = defineCommand({
     file: { type: 'string', isRequired: true },
     deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const { deliveryTimeoutMs } = cli.flags;
@@ -79,7 +81,7 @@ export const sourceLoadCommand = defineCommand({
       throw usageError(`--delivery-timeout-ms must be an integer in [1, ${deliveryTimeoutMaxMs}]`);
     }
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
 
     const manifest = await readManifestFile(manifestPath);
     const text = await readInputText(file, 'fixture file');

@@ -11,7 +11,6 @@ import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { DashboardFeed } from '../../io/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../io/dashboard-feed-local.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/postgres.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
 // ink and react load only when a dashboard is drawn: every amends process imports this module,
@@ -20,6 +19,7 @@ import type { RunningDashboard } from '../../tui/run-dashboard.js';
 import type { LocalSummary } from '../../tui/worker-report.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 export const tuiCommand = defineCommand({
@@ -38,17 +38,20 @@ export const tuiCommand = defineCommand({
   Flags
     --manifest M   the namespace's manifest (required)
     --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amends tui --manifest manifest.json`,
   flags: {
     manifest: { type: 'string', isRequired: true },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     if (io.stdout.isTTY !== true || process.stdin.isTTY !== true) {
       throw operationalError('amends tui draws on a terminal: run it in one (amendsctl inspect prints the same data)');

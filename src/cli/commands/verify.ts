@@ -9,12 +9,12 @@
  * a load started now is refused; SIGCONT lets it go on.
  */
 import { usageError } from '../../domain/amends-error.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../io/verify-run.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 import { renderVerifyReport } from '../verify-report.js';
 
@@ -49,6 +49,8 @@ export const verifyCommand = defineCommand({
                    {"verdict":"ERROR","reasons":[…]} (exit 1) when it cannot compare
     --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
     --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example
     $ amendsctl verify --manifest manifest.json --json`,
@@ -57,6 +59,7 @@ export const verifyCommand = defineCommand({
     json: { type: 'boolean', default: false },
     wait: { type: 'number', default: defaultGuardWaitMs / 1000 },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const { wait, json } = cli.flags;
@@ -82,12 +85,13 @@ interface VerifyFlags {
   json: boolean;
   wait: number;
   brokers?: string;
+  kafkaConfig?: string;
 }
 
 async function verify(flags: VerifyFlags, io: CommandIo): Promise<number> {
   const { wait, json } = flags;
   const databaseUrl = databaseUrlFrom(io.env);
-  const brokers = resolveBrokers(flags.brokers, io.env);
+  const brokers = kafkaEndpointFrom(flags, io.env);
   const manifest = await readManifestFile(flags.manifest as string);
   let progress: Progress | undefined;
   const stopAfterGuard = io.env.AMENDS_FAULT === verifyFaultStopAfterGuard;

@@ -1,15 +1,18 @@
 import { operationalError } from '../../domain/amends-error.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import { jsonLog } from '../../io/json-log.js';
+import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
+import { newMetricsRegistry } from '../../io/metrics-server.js';
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { OutputConsumer } from '../../io/output-consumer.js';
 import { OutputView, readViewPartitions } from '../../io/output-view.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { RoleLock } from '../../io/role-lock.js';
+import { ViewMetrics } from '../../io/view-metrics.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
@@ -32,6 +35,11 @@ export const viewCommand = defineCommand({
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE
+                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+    --metrics-addr HOST:PORT
+                      serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
+    --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
 
   Example
     $ amends view --manifest demo-1.manifest.json`,
@@ -39,19 +47,25 @@ export const viewCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
+    ...observabilityFlags,
   },
   async run(cli, io) {
     const viewId = processIdentity(cli.flags.instanceId, cli.input);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
     const namespace = manifest.config.namespace;
-    const log = jsonLog(io.stderr, { view: viewId });
+    const log = jsonLog(io.stderr, { view: viewId }, logLevelFrom(cli.flags.logLevel, io.env));
     const applicationName = `amends view ${viewId}`;
+    const registry = newMetricsRegistry();
+    const metrics = new ViewMetrics(registry, namespace);
+    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
 
     const db = await Database.open(databaseUrl, applicationName);
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    if (server !== undefined) closers.unshift(() => server.close());
     const stop = stopOnSignals(log);
     let state = 'standby';
     let view: OutputView | undefined;
@@ -117,6 +131,7 @@ export const viewCommand = defineCommand({
       }
       view = new OutputView(db, manifest.config, frontiers);
       state = 'active';
+      metrics.activated(view);
       log.write('view_active', {
         namespace,
         frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),
@@ -126,13 +141,14 @@ export const viewCommand = defineCommand({
         namespace,
         binding.outputTopic,
         `amends-view-${viewId}`,
-        (detail) => log.write('kafka_client', { detail }),
+        (detail) => log.write('kafka_client', { detail }, 'warn'),
       );
       closers.push(() => consumer.close());
       consumer.assign(view.positions);
       while (!stop.signal.aborted) {
         lock.throwIfLost();
         const records = await consumer.poll(pollRecordsMax);
+        metrics.polled();
         if (records.length === 0) continue;
         const started = process.hrtime.bigint();
         const counts = await view.apply(records);

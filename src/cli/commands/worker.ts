@@ -13,20 +13,24 @@ import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
+import { withGroupOffsetCommits, withPositionCommits } from '../../io/group-offset-commits.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import { jsonLog } from '../../io/json-log.js';
-import { resolveBrokers } from '../../io/kafka-connection.js';
+import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { KafkaSourceConsumer } from '../../io/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../io/kafka-source-observer.js';
+import { newMetricsRegistry } from '../../io/metrics-server.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
 import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
+import { WorkerMetrics } from '../../io/worker-metrics.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
+import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { processIdentity } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
@@ -54,6 +58,9 @@ export const workerCommand = defineCommand({
                                the same id gets its partitions back without a rebalance
     --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
     --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --kafka-config FILE        librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+    --metrics-addr HOST:PORT   serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
+    --log-level LEVEL          debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
     --tui                      draw the dashboard (amends tui) of this worker and its namespace;
                                the JSON log lines then go to artifacts/logs/worker-<id>.jsonl
 
@@ -65,7 +72,9 @@ export const workerCommand = defineCommand({
     instanceId: { type: 'string' },
     sessionTimeoutMs: { type: 'number', default: 6000 },
     brokers: { type: 'string' },
+    kafkaConfig: { type: 'string' },
     tui: { type: 'boolean', default: false },
+    ...observabilityFlags,
   },
   async run(cli, io) {
     const { batchSize, instanceId, sessionTimeoutMs } = cli.flags;
@@ -77,16 +86,21 @@ export const workerCommand = defineCommand({
     }
     const workerId = processIdentity(instanceId, cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = resolveBrokers(cli.flags.brokers, io.env);
+    const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
     const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
-    const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId });
+    const logLevel = logLevelFrom(cli.flags.logLevel, io.env);
+    const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId }, logLevel);
+    const registry = newMetricsRegistry();
+    const metrics = new WorkerMetrics(registry, namespace);
+    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
 
     const applicationName = `amends worker ${workerId}`;
     const db = await Database.open(databaseUrl, applicationName);
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
+    if (server !== undefined) closers.unshift(() => server.close());
     const closeAll = async () => {
       for (const close of closers.reverse()) await close().catch(() => {});
     };
@@ -96,13 +110,17 @@ export const workerCommand = defineCommand({
       } catch (error) {
         throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
       }
-      const store = new PostgresState(db, manifest.config, { applicationName, workerId });
+      const store = new PostgresState(db, manifest.config, {
+        applicationName,
+        workerId,
+        onCommitted: (partition, outcomes) => metrics.committed(partition, outcomes),
+      });
       closers.push(() => store.close());
       // While the group forms: the store's session opens and parses its statements, so the
       // first batch after a claim does not pay for it. A failure here is only logged: the
       // claim and the batch report (and retry) their own.
       store.warm(AbortSignal.timeout(closeTimeoutMs)).catch((error: unknown) => {
-        log.write('store_warm_failed', { detail: (error as Error).message });
+        log.write('store_warm_failed', { detail: (error as Error).message }, 'warn');
       });
       const observer = await KafkaSourceObserver.open({
         brokers,
@@ -126,9 +144,16 @@ export const workerCommand = defineCommand({
         ...(instanceId === undefined ? {} : { instanceId }),
         sessionTimeoutMs,
         clientId: `amends-worker-${workerId}`,
-        onAssigned: (partitions) => runtime?.partitionsAssigned(partitions),
+        onAssigned: (partitions) => {
+          metrics.assigned();
+          runtime?.partitionsAssigned(partitions);
+        },
         onRevoked: (lost) => runtime?.partitionsRevoked(lost),
-        onClientError: (detail) => log.write('kafka_client', { detail }),
+        onClientError: (detail) => log.write('kafka_client', { detail }, 'warn'),
+        onGroupOffsetCommit: ({ ok, detail }) => {
+          metrics.groupOffsetCommitted(ok);
+          if (!ok) log.write('group_offset_commit_failed', { namespace, detail }, 'warn');
+        },
       });
       closers.push(() => consumer.close(AbortSignal.timeout(closeTimeoutMs)));
       const dashboard: WorkerDashboard | undefined =
@@ -145,12 +170,25 @@ export const workerCommand = defineCommand({
       // Owned fault points (showcase and tests only): nothing is read without AMENDS_FAULT_CONTROL.
       const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), io.env, log);
       closers.push(async () => faults.close());
+      // Counted at the edges (worker-metrics.ts); each durable frontier also goes to the group.
+      const commitFrontier = (partition: number, frontier: number) => {
+        consumer.commitFrontier(partition, frontier);
+      };
+      const state = withGroupOffsetCommits(metrics.countingState(faults.state), commitFrontier);
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
-        ports: { state: faults.state, source: observer, consumer },
-        ...(dashboard === undefined ? {} : { inspect: dashboard.inspect }),
+        ports: {
+          state,
+          source: metrics.observingSource(observer),
+          consumer: metrics.pollingConsumer(withPositionCommits(consumer, commitFrontier)),
+        },
+        inspect: (event) => {
+          metrics.inspect(event);
+          dashboard?.inspect(event);
+        },
       });
+      metrics.attach(() => (runtime as WorkerRuntime).summary());
       const heartbeat = new HeartbeatWriter(
         db.pool,
         { namespace, workerId, role: 'worker', pid: process.pid },

@@ -1,0 +1,21 @@
+/**
+ * The flags of every command that talks to Kafka (cli.md): `--brokers LIST` and
+ * `--kafka-config FILE`. Reading them installs the process's Kafka client settings
+ * (client-settings.ts) before the command creates any client.
+ */
+import { resolveBrokers } from '../io/kafka-connection.js';
+import { installKafkaClientSettings, loadKafkaClientSettings } from '../kafka/client-settings.js';
+
+export const kafkaFlags = {
+  brokers: { type: 'string' },
+  kafkaConfig: { type: 'string' },
+} as const;
+
+/** Loads and installs --kafka-config / AMENDS_KAFKA_CONFIG; returns the bootstrap servers. */
+export function kafkaEndpointFrom(
+  flags: { brokers?: string | undefined; kafkaConfig?: string | undefined },
+  env: NodeJS.ProcessEnv,
+): string {
+  installKafkaClientSettings(loadKafkaClientSettings(flags.kafkaConfig, env));
+  return resolveBrokers(flags.brokers, env);
+}

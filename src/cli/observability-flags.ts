@@ -1,0 +1,29 @@
+/**
+ * The flags of the long-running processes (worker, relay, view) for operators:
+ * `--metrics-addr HOST:PORT` (AMENDS_METRICS_ADDR) and `--log-level` (AMENDS_LOG_LEVEL).
+ */
+
+import type { Registry } from 'prom-client';
+import type { JsonLog } from '../io/json-log.js';
+import { MetricsServer, metricsAddressFrom, type Readiness } from '../io/metrics-server.js';
+
+export const observabilityFlags = {
+  metricsAddr: { type: 'string' },
+  logLevel: { type: 'string' },
+} as const;
+
+/** Starts the metrics endpoint when an address is set; logs where it listens (port 0 picks one). */
+export async function startMetricsEndpoint(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  registry: Registry,
+  readiness: () => Readiness,
+  log: JsonLog,
+): Promise<MetricsServer | undefined> {
+  const address = metricsAddressFrom(flag, env);
+  if (address === undefined) return undefined;
+  const server = await MetricsServer.start({ address, registry, readiness });
+  const { address: host, port } = server.address;
+  log.write('metrics_listening', { address: `${host.includes(':') ? `[${host}]` : host}:${port}` });
+  return server;
+}

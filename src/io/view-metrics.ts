@@ -1,0 +1,56 @@
+/**
+ * The view's Prometheus metrics and readiness (issue 16): output records by what the view
+ * did with them (applied, stale, duplicate; transport.md), from the per-partition counts
+ * it keeps in PostgreSQL with its frontier, so they equal `inspect --json`.
+ */
+import type { Registry } from 'prom-client';
+import type { Readiness } from './metrics-server.js';
+import type { OutputView } from './output-view.js';
+import { counterFromTotals } from './total-counter.js';
+
+/** The view polls continuously (each poll waits under a second); this late is not ready. */
+export const viewPollBudgetMs = 20_000;
+
+const results = ['applied', 'stale', 'duplicate'] as const;
+
+export class ViewMetrics {
+  private lastPollAt: number | null = null;
+  private view: OutputView | null = null;
+
+  constructor(
+    registry: Registry,
+    private readonly namespace: string,
+  ) {
+    counterFromTotals({
+      registry,
+      name: 'amends_view_records_total',
+      help: 'Output records the view consumed, by result: applied (a higher version), stale (lower), duplicate (same)',
+      labelNames: ['namespace', 'partition', 'result'],
+      totals: () =>
+        [...(this.view?.counts ?? new Map())].flatMap(([partition, counts]) =>
+          results.map((result) => ({
+            labels: { namespace, partition: String(partition), result },
+            total: counts[result],
+          })),
+        ),
+    });
+  }
+
+  /** The view became active with these counts (read from PostgreSQL). */
+  activated(view: OutputView): void {
+    this.view = view;
+  }
+
+  polled(now = Date.now()): void {
+    this.lastPollAt = now;
+  }
+
+  readiness(now = Date.now()): Readiness {
+    if (this.view === null)
+      return { ready: false, detail: `not active (standby or starting) for namespace ${this.namespace}` };
+    if (this.lastPollAt === null) return { ready: false, detail: 'active, no poll yet' };
+    const ageMs = now - this.lastPollAt;
+    if (ageMs > viewPollBudgetMs) return { ready: false, detail: `last poll ${ageMs} ms ago` };
+    return { ready: true, detail: `active, last poll ${ageMs} ms ago` };
+  }
+}
