@@ -134,7 +134,7 @@ export function sleep(ms: number): Promise<void> {
 
 /**
  * The processes run with glibc's malloc held to two arenas unless the caller chose otherwise,
- * as docs/choices.md advises for workers. librdkafka's threads and libuv's pool allocate
+ * as docs/operations.md advises for workers. librdkafka's threads and libuv's pool allocate
  * in arenas of their own, which each keep freed memory: on the 2,000,000-record narrow scale
  * run (same build, same load) the workers' peak RSS was 225 / 265 MB with glibc's default
  * and 214 / 215 MB with 2 (docs/benchmarks.md). The machine section records the value.
