@@ -11,7 +11,7 @@ import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import type { OutboxRow } from '../domain/verify-comparison.js';
+import type { OutboxRow } from '../verify/verify-comparison.js';
 import { assertInvariant } from './invariant.js';
 import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
@@ -26,7 +26,7 @@ export interface QuarantinedDecision {
   value: Uint8Array | null;
 }
 
-interface DecisionRow {
+export interface DecisionRow {
   partition: number;
   record_offset: string;
   outcome: string;
@@ -190,7 +190,8 @@ async function* pages<R extends object>(
   }
 }
 
-function decisionOf(row: DecisionRow): Decision {
+/** A decision row as the domain sees it (the verifier's pages read the same columns). */
+export function decisionOf(row: DecisionRow): Decision {
   assertInvariant((outcomes as readonly string[]).includes(row.outcome), `outcome ${row.outcome}`);
   return {
     partition: row.partition,
@@ -222,6 +223,6 @@ function outputVersionOf(row: OutputRow): OutputVersion {
   };
 }
 
-function bytesOf(value: Buffer | null): Uint8Array | null {
+export function bytesOf(value: Buffer | null): Uint8Array | null {
   return value === null ? null : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
 }

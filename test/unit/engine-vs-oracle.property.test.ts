@@ -20,9 +20,9 @@ import {
   restoreKeyState,
   snapshotKeyState,
 } from '../../src/domain/ledger-state.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { bytes, comparable } from './ledger-test-kit.js';
 import { WindowedStore } from './windowed-store-model.js';
 

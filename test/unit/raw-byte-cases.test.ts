@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/domain/decide.js';
 import type { Outcome } from '../../src/domain/decision.js';
-import { runOracle } from '../../src/domain/oracle.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { astralItem, bytes, cancelText, keyText, postText, testConfig } from './ledger-test-kit.js';
 
 interface RawCase {

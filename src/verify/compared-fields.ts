@@ -1,0 +1,73 @@
+/**
+ * The fields the verifier compares and reports (verify-comparison.ts, transport-judge.ts), each
+ * built in one fixed member order so that two of them compare by their JSON text, and the
+ * labels that name a version or a day in the report.
+ */
+import type { Decision } from '../domain/decision.js';
+import { outputFields } from '../domain/export-lines.js';
+import type { OutputVersion } from '../domain/output-version.js';
+import type { ExpectedVersion } from './output-record-text.js';
+
+export interface OutputTopicRecord {
+  partition: number;
+  offset: number;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+}
+
+/** A decision's compared fields (transport.md's export members), in one fixed order. */
+export function decisionFields(
+  d: Pick<Decision, 'partition' | 'offset' | 'outcome' | 'item' | 'location' | 'txn' | 'rev'>,
+) {
+  return {
+    partition: d.partition,
+    offset: d.offset,
+    outcome: d.outcome,
+    item: d.item,
+    location: d.location,
+    txn: d.txn,
+    rev: d.rev,
+  };
+}
+
+/** An oracle version's compared fields, in export's member order (src/domain/export-lines.ts). */
+export function versionFields(v: ExpectedVersion) {
+  return outputFields({ ...v, retracted: v.closing === null });
+}
+
+/** A stored version's fields in the same order; `retracted` as stored, not derived. */
+export function storeVersionFields(v: OutputVersion) {
+  return outputFields(v);
+}
+
+/** `widget@berlin 2026-03-02 v2`: what a reader of the report recognises. */
+export function versionLabel(v: { item: string; location: string; day: string; version: number }): string {
+  return `${dayLabel(v)} v${v.version}`;
+}
+
+export function dayLabel(v: { item: string; location: string; day: string }): string {
+  return `${v.item}@${v.location} ${v.day}`;
+}
+
+/** verification.md: quarantine compares (partition, offset, outcome, key bytes, value bytes). */
+export function quarantineFields(
+  d: { partition: number; offset: number; outcome: string },
+  raw: { key: Uint8Array | null; value: Uint8Array | null },
+) {
+  return {
+    partition: d.partition,
+    offset: d.offset,
+    outcome: d.outcome,
+    key_b64: base64(raw.key),
+    value_b64: base64(raw.value),
+  };
+}
+
+function base64(bytes: Uint8Array | null): string | null {
+  return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/** Field objects built in one fixed member order compare by their JSON text. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

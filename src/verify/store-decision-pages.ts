@@ -1,0 +1,52 @@
+/**
+ * The verifier's read of one partition's decisions (verification.md, step 5), in offset
+ * order by keyset pages on the primary key (ns, partition, record_offset): an index range
+ * scan that stops at the page limit, so a page costs the same at any depth. The raw bytes
+ * are read only for quarantined rows (the only ones compared by bytes).
+ */
+import { bytesOf, type DecisionRow, decisionOf } from '../io/export-queries.js';
+import type { Queryable } from '../io/postgres.js';
+import type { StoredDecision } from './verify-comparison.js';
+
+/** Rows per page: bounded memory, few round trips. */
+export const decisionPageRows = 10_000;
+
+export const decisionPageSql = `
+  SELECT record_offset, outcome, item, location, txn, rev, quarantined,
+         CASE WHEN quarantined THEN raw_key END AS raw_key,
+         CASE WHEN quarantined THEN raw_value END AS raw_value
+    FROM decisions
+   WHERE ns = $1 AND partition = $2 AND record_offset > $3
+   ORDER BY record_offset LIMIT $4`;
+
+export class StoreDecisionPages {
+  private after = -1;
+  private ended = false;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly nsId: number,
+    private readonly partition: number,
+    private readonly pageRows = decisionPageRows,
+  ) {}
+
+  /** The next page; empty once every row has been read. */
+  async next(): Promise<StoredDecision[]> {
+    if (this.ended) return [];
+    const result = await this.db.query<Omit<DecisionRow, 'partition' | 'detail'>>(decisionPageSql, [
+      this.nsId,
+      this.partition,
+      this.after,
+      this.pageRows,
+    ]);
+    if (result.rows.length < this.pageRows) this.ended = true;
+    const page = result.rows.map((row) => ({
+      ...decisionOf({ ...row, partition: this.partition, detail: null }),
+      key: bytesOf(row.raw_key ?? null),
+      value: bytesOf(row.raw_value ?? null),
+    }));
+    const last = page[page.length - 1];
+    if (last) this.after = last.offset;
+    return page;
+  }
+}
