@@ -47,6 +47,7 @@ function strictJsonOf(bytes: Uint8Array | null): OracleJson | undefined {
   } catch {
     return undefined;
   }
+  // The parser would refuse U+FEFF too (it is no JSON whitespace); §2 names the rule, so it is here.
   if (text.charCodeAt(0) === 0xfeff) return undefined;
   try {
     return parseStrictJson(text);
