@@ -170,7 +170,11 @@ export async function collectLines(lines: AsyncIterable<string>): Promise<string
   return all;
 }
 
-/** Keyset pagination: `sql` takes the namespace's id and the page size, then the last row's key columns. */
+/**
+ * Keyset pagination: `sql` takes the namespace's id and the page size, then the last row's key
+ * columns. The next page is asked for before this one's rows are handed out, so the database
+ * reads it while the caller works (two pages in memory at most).
+ */
 async function* pages<R extends object>(
   db: Queryable,
   sql: string,
@@ -180,13 +184,17 @@ async function* pages<R extends object>(
 ): AsyncGenerator<R> {
   assertInvariant(Number.isSafeInteger(pageRows) && pageRows >= 1, `page size ${pageRows}`);
   const nsId = await namespaceId(db, namespace);
-  let after = start;
-  for (;;) {
-    const result = await db.query<R & Record<string, unknown>>(sql, [nsId, pageRows, ...after]);
-    for (const row of result.rows) yield row as R;
-    const last = result.rows[result.rows.length - 1];
-    if (last === undefined || result.rows.length < pageRows) return;
-    after = keyOf(last);
+  const page = (after: unknown[]): Promise<{ rows: R[] }> => {
+    const query = db.query<R & Record<string, unknown>>(sql, [nsId, pageRows, ...after]);
+    query.catch(() => {}); // awaited below; a caller that stops early must not leave it unhandled
+    return query;
+  };
+  let next: ReturnType<typeof page> | undefined = page(start);
+  while (next) {
+    const result: { rows: R[] } = await next;
+    const last: R | undefined = result.rows[result.rows.length - 1];
+    next = last !== undefined && result.rows.length === pageRows ? page(keyOf(last)) : undefined;
+    for (const row of result.rows) yield row;
   }
 }
 

@@ -67,6 +67,45 @@ function base64(bytes: Uint8Array | null): string | null {
   return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
+/** The oracle's decision and a stored one say the same (the compared fields; a difference builds the objects). */
+export function sameDecision(
+  w: Pick<Decision, 'partition' | 'offset' | 'outcome' | 'item' | 'location' | 'txn' | 'rev'>,
+  g: Decision,
+): boolean {
+  return (
+    w.partition === g.partition &&
+    w.offset === g.offset &&
+    w.outcome === g.outcome &&
+    w.item === g.item &&
+    w.location === g.location &&
+    w.txn === g.txn &&
+    w.rev === g.rev
+  );
+}
+
+/** An oracle version and a stored (or viewed) one say the same, `retracted` included. */
+export function sameVersion(w: ExpectedVersion, g: OutputVersion): boolean {
+  return (
+    w.item === g.item &&
+    w.location === g.location &&
+    w.day === g.day &&
+    w.version === g.version &&
+    w.closing === g.closing &&
+    w.status === g.status &&
+    (w.closing === null) === g.retracted &&
+    w.cause.partition === g.cause.partition &&
+    w.cause.offset === g.cause.offset
+  );
+}
+
+/** Two output topic records (partition, key text, value text) are the same. */
+export function sameRecord(
+  a: { partition: number | null; key: string | null; value: string | null },
+  b: { partition: number | null; key: string | null; value: string | null },
+): boolean {
+  return a.partition === b.partition && a.key === b.key && a.value === b.value;
+}
+
 /** Field objects built in one fixed member order compare by their JSON text. */
 export function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);

@@ -33,7 +33,6 @@ const plainInteger = /^-?(?:0|[1-9][0-9]*)$/;
 const dayPattern = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
 const revMax = 2 ** 31 - 1;
 const qtyMax = 1_000_000_000;
-const envelopeMembers = new Set(['schema', 'txn', 'rev', 'op', 'item', 'location', 'day', 'qty']);
 
 // fatal: invalid UTF-8 throws; ignoreBOM: a byte-order mark stays in the text, to be refused.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -76,25 +75,33 @@ export function decodeOracleValue(bytes: Uint8Array | null, schemaVersion: numbe
 }
 
 function envelopeOf(members: Map<string, OracleJson>, schemaVersion: number): OracleEnvelope | undefined {
-  for (const name of members.keys()) if (!envelopeMembers.has(name)) return undefined;
-  const schema = integerOf(members.get('schema'), -Infinity, Infinity);
-  const rev = integerOf(members.get('rev'), 1, revMax);
-  const txn = stringOf(members.get('txn'));
-  const op = stringOf(members.get('op'));
-  const item = stringOf(members.get('item'));
-  const location = stringOf(members.get('location'));
-  if (schema !== schemaVersion || rev === undefined || txn === undefined || !txnPattern.test(txn)) return undefined;
-  if (item === undefined || !isName(item) || location === undefined || !isName(location)) return undefined;
-  const common = { txn, rev, item, location };
-  if (op === 'cancel') {
-    if (members.has('day') || members.has('qty')) return undefined;
-    return { ...common, op, day: undefined, qty: undefined };
+  // One pass over the members (this runs once per source record).
+  let [schema, txn, rev, op, item, location, day, qty]: (OracleJson | undefined)[] = [];
+  for (const [name, node] of members) {
+    if (name === 'schema') schema = node;
+    else if (name === 'txn') txn = node;
+    else if (name === 'rev') rev = node;
+    else if (name === 'op') op = node;
+    else if (name === 'item') item = node;
+    else if (name === 'location') location = node;
+    else if (name === 'day') day = node;
+    else if (name === 'qty') qty = node;
+    else return undefined;
   }
-  if (op !== 'post') return undefined;
-  const day = stringOf(members.get('day'));
-  const qty = integerOf(members.get('qty'), -qtyMax, qtyMax);
-  if (day === undefined || !isRealDay(day) || qty === undefined) return undefined;
-  return { ...common, op, day, qty };
+  const revision = integerOf(rev, 1, revMax);
+  const [txnText, opText, itemText, locationText] = [stringOf(txn), stringOf(op), stringOf(item), stringOf(location)];
+  if (integerOf(schema, -Infinity, Infinity) !== schemaVersion || revision === undefined) return undefined;
+  if (txnText === undefined || !txnPattern.test(txnText)) return undefined;
+  if (itemText === undefined || !isName(itemText) || locationText === undefined || !isName(locationText))
+    return undefined;
+  const envelope = { txn: txnText, rev: revision, item: itemText, location: locationText };
+  if (opText === 'cancel') {
+    if (day !== undefined || qty !== undefined) return undefined;
+    return { ...envelope, op: 'cancel', day: undefined, qty: undefined };
+  }
+  const [dayText, quantity] = [stringOf(day), integerOf(qty, -qtyMax, qtyMax)];
+  if (opText !== 'post' || dayText === undefined || !isRealDay(dayText) || quantity === undefined) return undefined;
+  return { ...envelope, op: 'post', day: dayText, qty: quantity };
 }
 
 function stringOf(node: OracleJson | undefined): string | undefined {
@@ -111,10 +118,11 @@ function integerOf(node: OracleJson | undefined, min: number, max: number): numb
 /** 1–64 code points, none of them a control character (U+0000–U+001F, U+007F–U+009F). */
 function isName(s: string): boolean {
   let length = 0;
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
     if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) return false;
-    length++;
+    // A surrogate pair is one code point: count its high half only.
+    if (c < 0xdc00 || c > 0xdfff) length++;
   }
   return length >= 1 && length <= nameLengthMax;
 }

@@ -20,8 +20,13 @@ export type OracleJson =
   | { kind: 'boolean' }
   | { kind: 'null' };
 
-/** Thrown for any text that is not strict JSON; the oracle only needs to know that it is not. */
-export class NotStrictJson extends Error {}
+/**
+ * Thrown for any text that is not strict JSON; the oracle only needs to know that it is not.
+ * Not an Error on purpose: garbage records are common, and an Error captures a stack trace.
+ */
+export class NotStrictJson {
+  constructor(readonly reason: string) {}
+}
 
 const numberLexeme = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const hexDigits = /^[0-9a-fA-F]{4}$/;

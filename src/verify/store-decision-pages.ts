@@ -19,34 +19,44 @@ export const decisionPageSql = `
    WHERE ns = $1 AND partition = $2 AND record_offset > $3
    ORDER BY record_offset LIMIT $4`;
 
+/** One partition's decision rows, a page at a time; the next page is read while this one is compared. */
 export class StoreDecisionPages {
-  private after = -1;
-  private ended = false;
+  private ahead: Promise<StoredDecision[]> | undefined;
 
   constructor(
     private readonly db: Queryable,
     private readonly nsId: number,
     private readonly partition: number,
     private readonly pageRows = decisionPageRows,
-  ) {}
+  ) {
+    this.ahead = this.read(-1);
+  }
 
   /** The next page; empty once every row has been read. */
   async next(): Promise<StoredDecision[]> {
-    if (this.ended) return [];
-    const result = await this.db.query<Omit<DecisionRow, 'partition' | 'detail'>>(decisionPageSql, [
-      this.nsId,
-      this.partition,
-      this.after,
-      this.pageRows,
-    ]);
-    if (result.rows.length < this.pageRows) this.ended = true;
-    const page = result.rows.map((row) => ({
-      ...decisionOf({ ...row, partition: this.partition, detail: null }),
-      key: bytesOf(row.raw_key ?? null),
-      value: bytesOf(row.raw_value ?? null),
-    }));
+    if (!this.ahead) return [];
+    const page = await this.ahead;
     const last = page[page.length - 1];
-    if (last) this.after = last.offset;
+    this.ahead = last && page.length === this.pageRows ? this.read(last.offset) : undefined;
     return page;
+  }
+
+  private read(after: number): Promise<StoredDecision[]> {
+    const query = this.db
+      .query<Omit<DecisionRow, 'partition' | 'detail'>>(decisionPageSql, [
+        this.nsId,
+        this.partition,
+        after,
+        this.pageRows,
+      ])
+      .then((result) =>
+        result.rows.map((row) => ({
+          ...decisionOf({ ...row, partition: this.partition, detail: null }),
+          key: bytesOf(row.raw_key ?? null),
+          value: bytesOf(row.raw_value ?? null),
+        })),
+      );
+    query.catch(() => {}); // awaited by next(); a reader that stops early must not leave it unhandled
+    return query;
   }
 }

@@ -9,7 +9,8 @@ import type { OutputVersion } from '../domain/output-version.js';
 import {
   dayLabel,
   type OutputTopicRecord,
-  sameJson,
+  sameRecord,
+  sameVersion,
   type storeVersionFields,
   versionFields,
   versionLabel,
@@ -53,7 +54,7 @@ export class TransportJudge {
       return;
     }
     const wantRecord = topicRecordOf(want);
-    if (!sameJson(wantRecord, content)) {
+    if (!sameRecord(wantRecord, content)) {
       this.differences.add('topic', versionLabel(id), wantRecord, gotRecord);
       return;
     }
@@ -66,7 +67,7 @@ export class TransportJudge {
     const day = this.ledger.dayOf(got.item, got.location, got.day);
     day.viewed = true;
     const want = this.ledger.version(day, got.version);
-    if (!want || !sameJson(versionFields(want), gotFields)) {
+    if (!want || !sameVersion(want, got)) {
       this.differences.add('view', dayLabel(got), want ? versionFields(want) : null, gotFields);
       return;
     }

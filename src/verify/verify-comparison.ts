@@ -35,7 +35,10 @@ import {
   decisionFields,
   type OutputTopicRecord,
   quarantineFields,
+  sameDecision,
   sameJson,
+  sameRecord,
+  sameVersion,
   storeVersionFields,
   versionFields,
   versionLabel,
@@ -156,8 +159,9 @@ export class VerifyComparison {
     day.storeLatest = Math.max(day.storeLatest, got.version);
     const want = this.expectedVersion(day, got.version);
     if (want) day.flags[got.version - 1] = (day.flags[got.version - 1] as number) | seenInStore;
-    const [w, g] = [want ? versionFields(want) : null, storeVersionFields(got)];
-    if (!w || !sameJson(w, g)) this.differences.add('output', versionLabel(got), w, g);
+    if (!want || !sameVersion(want, got)) {
+      this.differences.add('output', versionLabel(got), want ? versionFields(want) : null, storeVersionFields(got));
+    }
   }
 
   /** One outbox envelope: it must carry exactly the oracle version's output topic record. */
@@ -171,7 +175,7 @@ export class VerifyComparison {
     }
     const gotRecord = { partition: got.partition, key: text.decode(got.key), value: text.decode(got.value) };
     const wantRecord = want ? this.topicRecordOf(want) : null;
-    if (!wantRecord || !sameJson(wantRecord, gotRecord)) {
+    if (!wantRecord || !sameRecord(wantRecord, gotRecord)) {
       this.differences.add('outbox', versionLabel(got), wantRecord, gotRecord);
     }
   }
@@ -254,8 +258,9 @@ export class VerifyComparison {
     const want = source && this.isDecided(source.decision) ? source.decision : undefined;
     if (got) {
       this.counts.decisions += 1;
-      const [w, g] = [want ? decisionFields(want) : null, decisionFields(got)];
-      if (!w || !sameJson(w, g)) this.differences.add('decision', key, w, g);
+      if (!want || !sameDecision(want, got)) {
+        this.differences.add('decision', key, want ? decisionFields(want) : null, decisionFields(got));
+      }
     } else if (want) this.differences.add('decision', key, decisionFields(want), null);
 
     const wantQ = want?.quarantined && source ? quarantineFields(want, source.record) : null;

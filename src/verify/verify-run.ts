@@ -24,7 +24,6 @@
  */
 import { operationalError } from '../domain/amends-error.js';
 import type { Manifest } from '../domain/config.js';
-import { type BoundedReadOptions, readTopicUpTo } from '../io/bounded-topic-reader.js';
 import { readOutbox, readOutputVersions } from '../io/export-queries.js';
 import { KafkaAdmin } from '../io/kafka-admin.js';
 import { KafkaSourceObserver } from '../io/kafka-source-observer.js';
@@ -34,6 +33,7 @@ import { readViewPartitions, readViewRows } from '../io/output-view.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/producer-guard.js';
 import { int8ToSafeInteger } from '../io/safe-integer.js';
+import { type BoundedReadOptions, readTopicUpTo } from './bounded-topic-reader.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
@@ -44,6 +44,8 @@ export const defaultGuardWaitMs = 60_000;
 
 /** Store and view rows per keyset page. */
 const storePageRows = 10_000;
+/** How long the store snapshot may sit idle while a topic is read (a 2,000,000-record topic: about a minute). */
+const snapshotIdleMaxMs = 600_000;
 /** How often the store and view phases report progress, in rows. */
 const progressEveryRows = 5_000;
 
@@ -230,6 +232,8 @@ async function inSnapshot<T>(
   });
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
+    await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
     const result = await read(client);
     await client.query('COMMIT');
     return result;
