@@ -127,12 +127,12 @@ export class FastOracle {
     const oldSlot = known?.day === undefined ? undefined : days.find(known.day);
     if (oldSlot !== undefined) days.addPost(oldSlot, -(known as Revision).qty, -1);
     if (newSlot !== undefined) days.addPost(newSlot, next.qty, 1);
-    const touched = [oldSlot, newSlot].filter((s): s is number => s !== undefined);
-    if (touched.length === 0) return;
-    const from = Math.min(...touched);
+    if (oldSlot === undefined && newSlot === undefined) return;
+    const from = Math.min(oldSlot ?? Number.POSITIVE_INFINITY, newSlot ?? Number.POSITIVE_INFINITY);
+    const last = Math.max(oldSlot ?? -1, newSlot ?? -1);
     // Past the last touched day every closing moves by the same amount: none when it is 0.
     const shift = (newSlot === undefined ? 0 : next.qty) - (oldSlot === undefined ? 0 : (known as Revision).qty);
-    const to = shift === 0 ? Math.max(...touched) : days.days.length - 1;
+    const to = shift === 0 ? last : days.days.length - 1;
     let closing = state.config.opening + (from > 0 ? days.prefix(from - 1) : 0);
     for (let slot = from; slot <= to; slot++) {
       closing += days.total[slot] as number;

@@ -94,14 +94,30 @@ function envelopeOf(members: Map<string, OracleJson>, schemaVersion: number): Or
   if (txnText === undefined || !txnPattern.test(txnText)) return undefined;
   if (itemText === undefined || !isName(itemText) || locationText === undefined || !isName(locationText))
     return undefined;
-  const envelope = { txn: txnText, rev: revision, item: itemText, location: locationText };
+  // Literals, not spreads: an object spread here was 90 % of the decoder's time.
   if (opText === 'cancel') {
     if (day !== undefined || qty !== undefined) return undefined;
-    return { ...envelope, op: 'cancel', day: undefined, qty: undefined };
+    return {
+      txn: txnText,
+      rev: revision,
+      op: 'cancel',
+      item: itemText,
+      location: locationText,
+      day: undefined,
+      qty: undefined,
+    };
   }
   const [dayText, quantity] = [stringOf(day), integerOf(qty, -qtyMax, qtyMax)];
   if (opText !== 'post' || dayText === undefined || !isRealDay(dayText) || quantity === undefined) return undefined;
-  return { ...envelope, op: 'post', day: dayText, qty: quantity };
+  return {
+    txn: txnText,
+    rev: revision,
+    op: 'post',
+    item: itemText,
+    location: locationText,
+    day: dayText,
+    qty: quantity,
+  };
 }
 
 function stringOf(node: OracleJson | undefined): string | undefined {

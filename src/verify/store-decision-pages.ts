@@ -50,11 +50,32 @@ export class StoreDecisionPages {
         this.pageRows,
       ])
       .then((result) =>
-        result.rows.map((row) => ({
-          ...decisionOf({ ...row, partition: this.partition, detail: null }),
-          key: bytesOf(row.raw_key ?? null),
-          value: bytesOf(row.raw_value ?? null),
-        })),
+        result.rows.map((row): StoredDecision => {
+          const d = decisionOf({
+            partition: this.partition,
+            record_offset: row.record_offset,
+            outcome: row.outcome,
+            item: row.item,
+            location: row.location,
+            txn: row.txn,
+            rev: row.rev,
+            quarantined: row.quarantined,
+            detail: null,
+          });
+          return {
+            partition: d.partition,
+            offset: d.offset,
+            outcome: d.outcome,
+            item: d.item,
+            location: d.location,
+            txn: d.txn,
+            rev: d.rev,
+            quarantined: d.quarantined,
+            detail: null,
+            key: bytesOf(row.raw_key ?? null),
+            value: bytesOf(row.raw_value ?? null),
+          };
+        }),
       );
     query.catch(() => {}); // awaited by next(); a reader that stops early must not leave it unhandled
     return query;

@@ -41,7 +41,7 @@ export class TransportJudge {
       key: got.key === null ? null : text.decode(got.key),
       value: got.value === null ? null : text.decode(got.value),
     };
-    const gotRecord = { ...content, offset: got.offset };
+    const gotRecord = { partition: content.partition, key: content.key, value: content.value, offset: got.offset };
     const id = versionIdOf(content.value);
     if (!id) {
       this.differences.add('topic', at, null, gotRecord);
