@@ -16,6 +16,7 @@ import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
 import type { SourceRecord } from '../domain/source-record.js';
 import { KeyDays } from './key-days.js';
 import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracle-decoder.js';
+import { PairMap } from './pair-map.js';
 
 /** domain.md §4, in precedence order. */
 export type OracleOutcome =
@@ -78,11 +79,11 @@ interface KeyState {
 }
 
 export class FastOracle {
-  private readonly keys = new Map<string, KeyState>();
+  private readonly keys = new PairMap<KeyState>();
 
   constructor(private readonly config: NamespaceConfig) {
     config.stock_keys.forEach((k, index) => {
-      this.keys.set(pairId(k.item, k.location), { config: k, index, authority: new Map(), days: new KeyDays() });
+      this.keys.set(k.item, k.location, { config: k, index, authority: new Map(), days: new KeyDays() });
     });
   }
 
@@ -98,7 +99,7 @@ export class FastOracle {
     const verdict = (outcome: OracleOutcome) => decisionOf(record, outcome, envelope);
     const key = decodeOracleKey(record.key);
     if (!key.valid || key.item !== envelope.item || key.location !== envelope.location) return verdict('KEY_MISMATCH');
-    const state = this.keys.get(pairId(envelope.item, envelope.location));
+    const state = this.keys.get(envelope.item, envelope.location);
     if (!state) return verdict('UNKNOWN_KEY');
     if (state.config.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
@@ -152,11 +153,6 @@ export class FastOracle {
       });
     }
   }
-}
-
-/** One text per (item, location) pair that no two pairs share. */
-export function pairId(item: string, location: string): string {
-  return JSON.stringify([item, location]);
 }
 
 function decisionOf(

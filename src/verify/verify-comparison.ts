@@ -254,21 +254,21 @@ export class VerifyComparison {
   private judgeOffset(source: Judged | undefined, got: StoredDecision | undefined): void {
     const partition = (source?.record.partition ?? got?.partition) as number;
     const offset = (source?.offset ?? got?.offset) as number;
-    const key = `${partition}:${offset}`;
+    const key = () => `${partition}:${offset}`; // built only for a difference
     const want = source && this.isDecided(source.decision) ? source.decision : undefined;
     if (got) {
       this.counts.decisions += 1;
       if (!want || !sameDecision(want, got)) {
-        this.differences.add('decision', key, want ? decisionFields(want) : null, decisionFields(got));
+        this.differences.add('decision', key(), want ? decisionFields(want) : null, decisionFields(got));
       }
-    } else if (want) this.differences.add('decision', key, decisionFields(want), null);
+    } else if (want) this.differences.add('decision', key(), decisionFields(want), null);
 
     const wantQ = want?.quarantined && source ? quarantineFields(want, source.record) : null;
     if (got?.quarantined) {
       this.counts.quarantine += 1;
       const gotQ = quarantineFields(got, got);
-      if (!wantQ || !sameJson(wantQ, gotQ)) this.differences.add('quarantine', key, wantQ, gotQ);
-    } else if (wantQ) this.differences.add('quarantine', key, wantQ, null);
+      if (!wantQ || !sameJson(wantQ, gotQ)) this.differences.add('quarantine', key(), wantQ, gotQ);
+    } else if (wantQ) this.differences.add('quarantine', key(), wantQ, null);
   }
 
   private openMerge(partition: number): OffsetMerge<Judged, StoredDecision> {

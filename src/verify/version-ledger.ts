@@ -11,8 +11,9 @@
  * versions), so the view can be judged against the store's latest version of it.
  */
 import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
-import { type OracleVersion, pairId } from './fast-oracle.js';
+import type { OracleVersion } from './fast-oracle.js';
 import type { ExpectedVersion } from './output-record-text.js';
+import { PairMap } from './pair-map.js';
 
 /** Per-version flags: where the comparison has found the version. */
 export const seenInStore = 1;
@@ -38,14 +39,14 @@ export interface LedgerDay {
 }
 
 export class VersionLedger {
-  private readonly days = new Map<string, LedgerDay>();
-  private readonly stockKeys = new Map<string, StockKeyConfig>();
+  private readonly days = new PairMap<Map<string, LedgerDay>>();
+  private readonly stockKeys = new PairMap<StockKeyConfig>();
   versionCount = 0;
   /** Days the oracle made a version of. */
   dayCount = 0;
 
   constructor(private readonly config: NamespaceConfig) {
-    for (const k of config.stock_keys) this.stockKeys.set(pairId(k.item, k.location), k);
+    for (const k of config.stock_keys) this.stockKeys.set(k.item, k.location, k);
   }
 
   add(v: OracleVersion): void {
@@ -60,10 +61,14 @@ export class VersionLedger {
 
   /** The day's record, made (without versions) if the oracle has none. */
   dayOf(item: string, location: string, day: string): LedgerDay {
-    const id = `${pairId(item, location)}${day}`;
-    let found = this.days.get(id);
+    let ofPair = this.days.get(item, location);
+    if (!ofPair) {
+      ofPair = new Map();
+      this.days.set(item, location, ofPair);
+    }
+    let found = ofPair.get(day);
     if (!found) {
-      const stockKey = this.stockKeys.get(pairId(item, location));
+      const stockKey = this.stockKeys.get(item, location);
       found = {
         stockKey,
         item,
@@ -76,7 +81,7 @@ export class VersionLedger {
         latestCopy: -1,
         viewed: false,
       };
-      this.days.set(id, found);
+      ofPair.set(day, found);
     }
     return found;
   }
@@ -100,7 +105,7 @@ export class VersionLedger {
   }
 
   /** Every day, in no particular order. */
-  allDays(): IterableIterator<LedgerDay> {
-    return this.days.values();
+  *allDays(): IterableIterator<LedgerDay> {
+    for (const ofPair of this.days.values()) yield* ofPair.values();
   }
 }
