@@ -84,7 +84,8 @@ export interface OutboxRow {
 interface Judged {
   offset: number;
   decision: OracleDecision;
-  record: SourceRecord;
+  /** Kept for a quarantined decision only (its raw bytes are compared). */
+  record: SourceRecord | undefined;
 }
 
 const text = new TextDecoder();
@@ -121,7 +122,8 @@ export class VerifyComparison {
     const merge = this.openMerge(record.partition);
     this.counts.records += 1;
     const decision = this.oracle.judge(record, (v) => this.ledger.add(v));
-    merge.pushSource({ offset: record.offset, decision, record });
+    // Only a quarantined record's bytes are compared: the others are not kept while queued.
+    merge.pushSource({ offset: record.offset, decision, record: decision.quarantined ? record : undefined });
   }
 
   /** The partition's next decision row of the store, in offset order. */
@@ -252,7 +254,7 @@ export class VerifyComparison {
 
   /** One offset of the merge: the oracle's decision there (if a source record is), the store's row (if any). */
   private judgeOffset(source: Judged | undefined, got: StoredDecision | undefined): void {
-    const partition = (source?.record.partition ?? got?.partition) as number;
+    const partition = (source?.decision.partition ?? got?.partition) as number;
     const offset = (source?.offset ?? got?.offset) as number;
     const key = () => `${partition}:${offset}`; // built only for a difference
     const want = source && this.isDecided(source.decision) ? source.decision : undefined;
@@ -263,7 +265,7 @@ export class VerifyComparison {
       }
     } else if (want) this.differences.add('decision', key(), decisionFields(want), null);
 
-    const wantQ = want?.quarantined && source ? quarantineFields(want, source.record) : null;
+    const wantQ = want?.quarantined && source?.record ? quarantineFields(want, source.record) : null;
     if (got?.quarantined) {
       this.counts.quarantine += 1;
       const gotQ = quarantineFields(got, got);

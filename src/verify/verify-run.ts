@@ -44,6 +44,8 @@ export const defaultGuardWaitMs = 60_000;
 
 /** Store and view rows per keyset page. */
 const storePageRows = 10_000;
+/** Outbox rows per page: each carries its record's bytes (~300), read as hex text. */
+const outboxPageRows = 2_000;
 /** How long the store snapshot may sit idle while a topic is read (a 2,000,000-record topic: about a minute). */
 const snapshotIdleMaxMs = 600_000;
 /** How often the store and view phases report progress, in rows. */
@@ -170,7 +172,7 @@ async function compareAll(client: Queryable, run: Run, reobserve: () => Promise<
       comparison.outputVersion(v);
       tick();
     }
-    for await (const e of readOutbox(client, namespace, storePageRows)) {
+    for await (const e of readOutbox(client, namespace, outboxPageRows)) {
       comparison.outboxRow(e);
       tick();
     }
