@@ -125,8 +125,8 @@ async function verifyUnderGuard(
       outputPartitions: binding?.partitions ?? 0,
       admin,
     };
-    const report = await inSnapshot(db, databaseUrl, namespace, (client) =>
-      compareAll(client, run, () => observeSource(observer, manifest)),
+    const report = await inSnapshot(db, databaseUrl, namespace, (client, join) =>
+      compareAll(client, join, run, () => observeSource(observer, manifest)),
     );
     guard.assertHeld();
     return report;
@@ -147,7 +147,12 @@ interface Run {
 }
 
 /** Every phase inside one REPEATABLE READ snapshot: the frontiers fix it and say what the rest should hold. */
-async function compareAll(client: Queryable, run: Run, reobserve: () => Promise<unknown>): Promise<VerifyDocument> {
+async function compareAll(
+  client: Queryable,
+  join: JoinSnapshot,
+  run: Run,
+  reobserve: () => Promise<unknown>,
+): Promise<VerifyDocument> {
   const { manifest, onProgress } = run.options;
   const { namespace } = manifest.config;
   const nsId = await namespaceId(client, namespace);
@@ -168,14 +173,21 @@ async function compareAll(client: Queryable, run: Run, reobserve: () => Promise<
       done += 1;
       if (done % progressEveryRows === 0) onProgress?.('store', done, total);
     };
-    for await (const v of readOutputVersions(client, namespace, storePageRows)) {
-      comparison.outputVersion(v);
-      tick();
-    }
-    for await (const e of readOutbox(client, namespace, outboxPageRows)) {
-      comparison.outboxRow(e);
-      tick();
-    }
+    // Versions and outbox on two sessions of the snapshot at once: each handler runs whole
+    // between awaits, so their updates of the ledger never interleave within a row.
+    const readVersions = async () => {
+      for await (const v of readOutputVersions(client, namespace, storePageRows)) {
+        comparison.outputVersion(v);
+        tick();
+      }
+    };
+    const readEnvelopes = (other: Queryable) => async () => {
+      for await (const e of readOutbox(other, namespace, outboxPageRows)) {
+        comparison.outboxRow(e);
+        tick();
+      }
+    };
+    await Promise.all([readVersions(), join((other) => readEnvelopes(other)())]);
   });
   if (run.outputTopic !== undefined) {
     const outputTopic = run.outputTopic;
@@ -223,20 +235,46 @@ async function compareSource(client: Queryable, nsId: number, comparison: Verify
   }
 }
 
+/** Runs `work` on a second session inside the same snapshot (read in parallel with the first). */
+type JoinSnapshot = <T>(work: (client: Queryable) => Promise<T>) => Promise<T>;
+
 async function inSnapshot<T>(
   db: Database,
   databaseUrl: string,
   namespace: string,
-  read: (client: Queryable) => Promise<T>,
+  read: (client: Queryable, join: JoinSnapshot) => Promise<T>,
 ): Promise<T> {
-  const client = await db.pool.connect().catch((error: unknown) => {
-    throw describeDatabaseError(error, databaseUrl, 'connecting');
-  });
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  const connect = () =>
+    db.pool.connect().catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, 'connecting');
+    });
+  const client = await connect();
+  const begin = async (c: Queryable, snapshot?: string) => {
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    if (snapshot !== undefined) await c.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
     // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
-    await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
-    const result = await read(client);
+    await c.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
+  };
+  try {
+    await begin(client);
+    // Another session may import this snapshot (PostgreSQL's exported snapshots): same rows.
+    const exported = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+    const snapshot = exported.rows[0]?.id as string;
+    const join: JoinSnapshot = async (work) => {
+      const other = await connect();
+      try {
+        await begin(other, snapshot);
+        const result = await work(other);
+        await other.query('COMMIT');
+        return result;
+      } catch (error) {
+        await other.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        other.release();
+      }
+    };
+    const result = await read(client, join);
     await client.query('COMMIT');
     return result;
   } catch (error) {
