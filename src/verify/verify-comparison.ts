@@ -154,6 +154,12 @@ export class VerifyComparison {
     this.merge = undefined;
   }
 
+  /** A decision row of a partition the source does not have (beyond its partition count): extra. */
+  strayDecision(got: StoredDecision): void {
+    this.counts.decisions += 1;
+    this.differences.add('decision', `${got.partition}:${got.offset}`, null, decisionFields(got));
+  }
+
   /** One output version of the store, in (item, location, day, version) order. */
   outputVersion(got: OutputVersion): void {
     this.counts.outputs += 1;

@@ -131,6 +131,7 @@ function compare(store: Store): VerifyDocument {
     }
     c.endPartition(partition);
   }
+  for (const d of rows.filter((x) => !store.ends.has(x.partition))) c.strayDecision({ ...d, key: null, value: null });
   for (const v of store.outputs) c.outputVersion(v);
   for (const e of store.outbox) c.outboxRow(e);
   if (store.bound) {
@@ -311,6 +312,15 @@ describe('verify comparison', () => {
     expect(report.reasons).toEqual([
       'no output binding: outbox delivery, the output topic and the view were not compared (amendsctl output-create binds one)',
     ]);
+  });
+
+  it('a decision of a partition the source does not have fails', () => {
+    const store = drainedStore();
+    store.decisions.push({ ...(store.decisions[0] as (typeof store.decisions)[0]), partition: 2, offset: 0 });
+    const report = compare(store);
+    expect(report.verdict).toBe('FAIL');
+    expect(kindsAndKeys(report)).toEqual(['decision 2:0']);
+    expect(report.counts.decisions).toBe(19);
   });
 
   it('lists at most 100 differences and counts them all', () => {
