@@ -4,7 +4,7 @@
  * labels that name a version or a day in the report.
  */
 import type { Decision } from '../domain/decision.js';
-import { outputFields } from '../domain/export-lines.js';
+import { decisionFields as exportedDecisionFields, outputFields } from '../domain/export-lines.js';
 import type { OutputVersion } from '../domain/output-version.js';
 import type { ExpectedVersion } from './output-record-text.js';
 
@@ -15,19 +15,9 @@ export interface OutputTopicRecord {
   value: Uint8Array | null;
 }
 
-/** A decision's compared fields (transport.md's export members), in one fixed order. */
-export function decisionFields(
-  d: Pick<Decision, 'partition' | 'offset' | 'outcome' | 'item' | 'location' | 'txn' | 'rev'>,
-) {
-  return {
-    partition: d.partition,
-    offset: d.offset,
-    outcome: d.outcome,
-    item: d.item,
-    location: d.location,
-    txn: d.txn,
-    rev: d.rev,
-  };
+/** A decision's compared fields (transport.md's export members), in export's order (src/domain/export-lines.ts). */
+export function decisionFields(d: Omit<Decision, 'detail'>) {
+  return exportedDecisionFields({ ...d, detail: null });
 }
 
 /** An oracle version's compared fields, in export's member order (src/domain/export-lines.ts). */

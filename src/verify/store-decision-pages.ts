@@ -62,19 +62,8 @@ export class StoreDecisionPages {
             quarantined: row.quarantined,
             detail: null,
           });
-          return {
-            partition: d.partition,
-            offset: d.offset,
-            outcome: d.outcome,
-            item: d.item,
-            location: d.location,
-            txn: d.txn,
-            rev: d.rev,
-            quarantined: d.quarantined,
-            detail: null,
-            key: bytesOf(row.raw_key ?? null),
-            value: bytesOf(row.raw_value ?? null),
-          };
+          // Not a spread: V8's object clone was the slowest part of building the row.
+          return Object.assign(d, { key: bytesOf(row.raw_key ?? null), value: bytesOf(row.raw_value ?? null) });
         }),
       );
     query.catch(() => {}); // awaited by next(); a reader that stops early must not leave it unhandled
