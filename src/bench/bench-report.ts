@@ -13,6 +13,7 @@ import type { ObservationCost } from './observation-probe.js';
 import type { LatencyResult } from './publish-view-latency.js';
 import type { Machine } from './run-environment.js';
 import type { ScaleResult } from './scale-run.js';
+import type { VerifyFigures } from './verify-measure.js';
 import type { ThroughputResult } from './worker-throughput.js';
 
 export interface BenchResult {
@@ -43,6 +44,8 @@ export interface BenchResult {
   };
   latency_ms: Omit<LatencyResult, 'distribution'> & { hops: HopProfile; load_average_1m: number };
   recovery_s: RecoveryResult;
+  /** issue 14: `amendsctl verify` of the largest drained namespace (null if no run drained one). */
+  verify: VerifyFigures | null;
   rss_mb_peak: number;
   rss_mb_per_worker_process: number[];
   machine: Machine & { pg_test_fsync: FsyncProbe };
@@ -112,6 +115,7 @@ function judgeScaleTargets(s: ScaleResult): TargetVerdict[] {
       measured: `${fig(s.first_commit_after_claim_ms, 1)} ms after ${history}`,
       met: atHistory && within(s.first_commit_after_claim_ms, 100),
     },
+    verifyTarget(s.verify, scaleTargetRecords, 150),
   ];
 }
 
@@ -149,7 +153,20 @@ function judgeFullTargets(r: Omit<BenchResult, 'targets'>): TargetVerdict[] {
       met: r.recovery_s.takeover <= 10,
     },
     { target: 'peak RSS per worker <= 250 MB', measured: `${fixed(r.rss_mb_peak, 0)} MB`, met: r.rss_mb_peak <= 250 },
+    verifyTarget(r.verify, 200_000, 15),
   ];
+}
+
+/** issue 14: verify of a drained namespace of `records` records within `limitS`, peak RSS <= 300 MB. */
+function verifyTarget(v: VerifyFigures | null, records: number, limitS: number): TargetVerdict {
+  const measured = v
+    ? `${v.verdict} ${whole(v.records)} records in ${fixed(v.wall_s, 1)} s (${whole(v.records_per_s)} rec/s), ${fixed(v.peak_rss_mb, 0)} MB, load ${fixed(v.load_average_1m, 2)}`
+    : 'not measured';
+  return {
+    target: `verify of ${whole(records)} records <= ${limitS} s, peak RSS <= 300 MB`,
+    measured,
+    met: v !== null && v.records >= records && v.wall_s <= limitS && v.peak_rss_mb <= 300,
+  };
 }
 
 /** The printed table: every measured figure, its ratio to the baseline, and the targets. */

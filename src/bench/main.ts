@@ -40,6 +40,7 @@ import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';
 import { describeMachine, describeVersions } from './run-environment.js';
 import { measureScale } from './scale-run.js';
+import { measureVerify } from './verify-measure.js';
 import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
 
 /** The baselines' poll size (baseline-consumer.ts polls this many). */
@@ -139,6 +140,14 @@ async function fullRun(): Promise<BenchResult> {
     runs.push(await measureWorkers(ctx, source.manifest, ends, size, null));
   }
   const best = runs.filter((r) => r.batch_size !== 1).reduce((a, b) => (b.rps > a.rps ? b : a), batch1);
+  // The verifier on the largest drained namespace: the last run over the whole backlog.
+  const drained = runs.filter((r) => r.bounded_window_s === null).at(-1);
+  say('verify: amendsctl verify --json of the largest drained namespace …');
+  const verify = drained ? measureVerify(ctx, drained.manifest_path, `batch ${drained.batch_size}`) : null;
+  if (verify)
+    say(
+      `  ${verify.verdict}: ${verify.records_per_s.toLocaleString('en')} records/s, peak RSS ${verify.peak_rss_mb} MB`,
+    );
   say(`naive baseline: 2 consumers, poll ${naivePollSize}, auto-commit …`);
   const naive = await measureBaseline(ctx, 'naive', source.manifest.source_topic, options.records);
   say(`evidence floor: 2 consumers, poll ${naivePollSize}, minimum evidence per poll …`);
@@ -194,6 +203,7 @@ async function fullRun(): Promise<BenchResult> {
     },
     latency_ms: { ...latencySummary, hops, load_average_1m: loadDuringLatency },
     recovery_s: recovery,
+    verify,
     rss_mb_peak: Math.max(...rss),
     rss_mb_per_worker_process: rss,
     machine: { ...machine, pg_test_fsync: fsync },

@@ -19,9 +19,12 @@ import type { BenchProcess } from './bench-process.js';
 import { publishScaleBacklog, type ScaleBacklog } from './scale-backlog.js';
 import { measureScaleRestart, type ScaleRestart } from './scale-restart.js';
 import { partitionStates } from './store-probe.js';
+import { measureVerify, type VerifyFigures } from './verify-measure.js';
 import { WorkerLogTail } from './worker-log-tail.js';
 
 export interface ScaleResult {
+  /** issue 14: `amendsctl verify` of the scale namespace once its workers have stopped. */
+  verify: VerifyFigures;
   shape: ScaleShapeName;
   records: number;
   /** Distinct transactions in the backlog (new posts, rev 1). */
@@ -96,6 +99,11 @@ export async function measureScale(ctx: BenchContext, options: ScaleOptions): Pr
     const { result: restart, restarted } = await measureScaleRestart(ctx, backlog, workers, options.batchSize);
     const all = [...workers, restarted];
     await Promise.all(all.map((w) => w.stop()));
+    ctx.progress('  verify: amendsctl verify --json of the scale namespace …');
+    const verify = measureVerify(ctx, backlog.manifestPath, backlog.namespace);
+    ctx.progress(
+      `  ${verify.verdict}: ${verify.records.toLocaleString('en')} records in ${verify.wall_s.toFixed(1)} s, peak RSS ${verify.peak_rss_mb} MB`,
+    );
     const rss = all.map((w) => ({ worker: w.name, restarted: w === restarted, mb: round1(w.peakRssMb()) }));
     return {
       shape: options.shape,
@@ -108,6 +116,7 @@ export async function measureScale(ctx: BenchContext, options: ScaleOptions): Pr
       posts_per_day: backlog.posts_per_day,
       publish_s: backlog.publish_s,
       decide_s: drained.seconds,
+      verify,
       ...rates,
       rss_mb_peak: Math.max(...rss.map((r) => r.mb)),
       rss_mb_per_worker: rss,

@@ -11,6 +11,8 @@ import { type BenchContext, sleep } from './bench-context.js';
 import { commitRate, partitionStates } from './store-probe.js';
 
 export interface ThroughputResult {
+  /** The run's namespace (a rebuild over the backlog), e.g. for the verifier's figures. */
+  manifest_path: string;
   batch_size: number;
   /** Both workers together. */
   rps: number;
@@ -69,6 +71,7 @@ export async function measureWorkers(
   await Promise.all(workers.map((w) => w.stop()));
   const rate = await commitRate(ctx.pool, namespace);
   return {
+    manifest_path: path,
     batch_size: batchSize,
     rps: rate.rps,
     rps_per_worker: rate.rps / workers.length,

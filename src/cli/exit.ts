@@ -3,7 +3,7 @@
  * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
  */
 import { AmendsError } from '../domain/amends-error.js';
-import type { Verdict } from '../domain/verify-document.js';
+import type { Verdict } from '../verify/verify-document.js';
 
 export const exitCodes = { ok: 0, failure: 1, usage: 2, verifyFail: 3, verifyIncomplete: 4 } as const;
 

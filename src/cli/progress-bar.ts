@@ -16,7 +16,8 @@ export interface Progress {
 
 const framesPerSecond = 10;
 
-export function createProgress(io: CommandIo, total: number, label: string, unit = 'lines'): Progress {
+/** `eta`: also show the estimated seconds left (cli-progress's estimate from the recent rate). */
+export function createProgress(io: CommandIo, total: number, label: string, unit = 'lines', eta = false): Progress {
   if (!io.stderr.isTTY) {
     return { printLine: (line) => io.stdout.write(`${line}\n`), update: () => {}, stop: () => {} };
   }
@@ -24,7 +25,7 @@ export function createProgress(io: CommandIo, total: number, label: string, unit
   const bar = new cliProgress.SingleBar(
     {
       stream: io.stderr as NodeJS.WritableStream as NodeJS.WriteStream,
-      format: `${label} [{bar}] {value}/{total} ${unit} | {duration}s`,
+      format: `${label} [{bar}] {value}/{total} ${unit} | {duration}s${eta ? ' | ETA {eta}s' : ''}`,
       fps: framesPerSecond,
       hideCursor: false,
       clearOnComplete: true,

@@ -3,7 +3,7 @@
  * source partition's frontier against its end, the counts, and the first differences with
  * what was wanted and what was found. `--json` prints the document itself instead.
  */
-import type { VerifyDocument } from '../domain/verify-document.js';
+import type { VerifyDocument } from '../verify/verify-document.js';
 
 /** How many differences the human report spells out (the JSON lists up to 100). */
 export const shownDifferencesMax = 10;
@@ -29,6 +29,12 @@ export function renderVerifyReport(d: VerifyDocument, subject: { namespace: stri
   out.push(
     `records ${c.records} · decisions ${c.decisions} · outputs ${c.outputs} · quarantine ${c.quarantine} · outbox pending ${c.outbox_pending} · view rows ${c.view_rows}`,
   );
+  if (d.stats) {
+    const t = d.stats.phases_ms;
+    out.push(
+      `took ${(d.stats.total_ms / 1000).toFixed(1)} s (source ${t.source} ms, store ${t.store} ms, topic ${t.topic} ms, view ${t.view} ms) · ${d.stats.records_per_s} records/s · peak RSS ${d.stats.peak_rss_mb} MB`,
+    );
+  }
   if (d.differences.length > 0) {
     const shown = d.differences.slice(0, shownDifferencesMax);
     out.push('');

@@ -7,7 +7,8 @@
  * a key's history. `state` is mutated in place; a caller that must roll back (a failed
  * commit) reloads or snapshots it (ledger-state.ts).
  *
- * The oracle (oracle.ts) recomputes the same results from full history, independently.
+ * The oracles (src/verify/fast-oracle.ts, test/support/reference-oracle.ts) recompute the
+ * same results independently.
  */
 import { compareCodePoints } from './canonical-json.js';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from './config.js';

@@ -1,6 +1,6 @@
 /**
  * Decision outcomes and the decision record (domain.md §4). Types only: the incremental
- * engine (decide.ts) and the independent oracle (oracle.ts) each apply the rules themselves.
+ * engine (decide.ts) and the independent oracle (src/verify/fast-oracle.ts) each apply the rules themselves.
  */
 
 /** In precedence order: the first check that fails decides. */

@@ -11,7 +11,7 @@ import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import type { OutboxRow } from '../domain/verify-comparison.js';
+import type { OutboxRow } from '../verify/verify-comparison.js';
 import { assertInvariant } from './invariant.js';
 import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
@@ -26,7 +26,7 @@ export interface QuarantinedDecision {
   value: Uint8Array | null;
 }
 
-interface DecisionRow {
+export interface DecisionRow {
   partition: number;
   record_offset: string;
   outcome: string;
@@ -170,7 +170,11 @@ export async function collectLines(lines: AsyncIterable<string>): Promise<string
   return all;
 }
 
-/** Keyset pagination: `sql` takes the namespace's id and the page size, then the last row's key columns. */
+/**
+ * Keyset pagination: `sql` takes the namespace's id and the page size, then the last row's key
+ * columns. The next page is asked for before this one's rows are handed out, so the database
+ * reads it while the caller works (two pages in memory at most).
+ */
 async function* pages<R extends object>(
   db: Queryable,
   sql: string,
@@ -180,17 +184,22 @@ async function* pages<R extends object>(
 ): AsyncGenerator<R> {
   assertInvariant(Number.isSafeInteger(pageRows) && pageRows >= 1, `page size ${pageRows}`);
   const nsId = await namespaceId(db, namespace);
-  let after = start;
-  for (;;) {
-    const result = await db.query<R & Record<string, unknown>>(sql, [nsId, pageRows, ...after]);
-    for (const row of result.rows) yield row as R;
-    const last = result.rows[result.rows.length - 1];
-    if (last === undefined || result.rows.length < pageRows) return;
-    after = keyOf(last);
+  const page = (after: unknown[]): Promise<{ rows: R[] }> => {
+    const query = db.query<R & Record<string, unknown>>(sql, [nsId, pageRows, ...after]);
+    query.catch(() => {}); // awaited below; a caller that stops early must not leave it unhandled
+    return query;
+  };
+  let next: ReturnType<typeof page> | undefined = page(start);
+  while (next) {
+    const result: { rows: R[] } = await next;
+    const last: R | undefined = result.rows[result.rows.length - 1];
+    next = last !== undefined && result.rows.length === pageRows ? page(keyOf(last)) : undefined;
+    for (const row of result.rows) yield row;
   }
 }
 
-function decisionOf(row: DecisionRow): Decision {
+/** A decision row as the domain sees it (the verifier's pages read the same columns). */
+export function decisionOf(row: DecisionRow): Decision {
   assertInvariant((outcomes as readonly string[]).includes(row.outcome), `outcome ${row.outcome}`);
   return {
     partition: row.partition,
@@ -222,6 +231,6 @@ function outputVersionOf(row: OutputRow): OutputVersion {
   };
 }
 
-function bytesOf(value: Buffer | null): Uint8Array | null {
+export function bytesOf(value: Buffer | null): Uint8Array | null {
   return value === null ? null : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
 }

@@ -15,8 +15,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { VerifyDocument } from '../../src/domain/verify-document.js';
 import { ProducerGuard, producerGuardKeys } from '../../src/io/producer-guard.js';
+import type { VerifyDocument } from '../../src/verify/verify-document.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import {
@@ -83,6 +83,19 @@ const passCounts = {
   view_rows: storyRows,
 };
 
+/** issue 14: `--json` adds the time of each phase, the rate and the peak memory. */
+const statsShape = {
+  phases_ms: {
+    source: expect.any(Number),
+    store: expect.any(Number),
+    topic: expect.any(Number),
+    view: expect.any(Number),
+  },
+  total_ms: expect.any(Number),
+  records_per_s: expect.any(Number),
+  peak_rss_mb: expect.any(Number),
+};
+
 beforeAll(() => requireBuild());
 afterEach(() => stopAllAmends());
 afterAll(async () => {
@@ -105,8 +118,9 @@ describe('amendsctl verify', () => {
       ],
       counts: passCounts,
       differences: [],
+      stats: statsShape,
     });
-    expect(Object.keys(pass.report)).toEqual(['verdict', 'reasons', 'partitions', 'counts', 'differences']);
+    expect(Object.keys(pass.report)).toEqual(['verdict', 'reasons', 'partitions', 'counts', 'differences', 'stats']);
 
     const ns = source.namespace;
     const tampers: { what: string; change: string; undo: string; kind: string; key: string }[] = [

@@ -13,7 +13,6 @@
  * A calm phase follows: no faults, one more rebalance, run until every partition caught up.
  */
 import { sortDecisions, sortOutputVersions } from '../../src/domain/export-lines.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import type { GroupOutput } from '../../src/machines/group-machine.js';
 import { operationBudgetMs } from '../../src/machines/limits.js';
 import {
@@ -27,6 +26,7 @@ import {
 } from '../../src/machines/ports.js';
 import { createWorkerRuntime, type WorkerRuntime } from '../../src/machines/worker-runtime.js';
 import { TestClock } from '../model/test-clock.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { type ConsumerSession, MemoryBroker } from './memory-broker.js';
 import { MemoryStore } from './memory-store.js';
 import { Prng } from './prng.js';

@@ -20,9 +20,10 @@ import {
   restoreKeyState,
   snapshotKeyState,
 } from '../../src/domain/ledger-state.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { runFastOracle, withoutDetail } from '../support/fast-oracle-run.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { bytes, comparable } from './ledger-test-kit.js';
 import { WindowedStore } from './windowed-store-model.js';
 
@@ -255,6 +256,18 @@ describe('incremental engine = independent oracle', () => {
         expectWellFormedVersions(engine.versions);
       }),
       { numRuns: 300, ...fcParameters },
+    );
+  });
+
+  it('the fast oracle (src/verify) equals the reference oracle on random histories', () => {
+    fc.assert(
+      fc.property(historyArb, (records) => {
+        const reference = runOracle(config, records);
+        const fast = runFastOracle(config, records);
+        expect(fast.decisions).toEqual(reference.decisions.map(withoutDetail));
+        expect(fast.versions).toEqual(reference.versions);
+      }),
+      { numRuns: 500, ...fcParameters },
     );
   });
 

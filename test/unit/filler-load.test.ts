@@ -7,7 +7,7 @@ import { addDays } from '../../src/domain/calendar-day.js';
 import { parseConfigFile, parseNamespaceConfig } from '../../src/domain/config.js';
 import { fillerLines } from '../../src/domain/filler-load.js';
 import { encodeFixtureFile } from '../../src/domain/fixture-line.js';
-import { runOracle } from '../../src/domain/oracle.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { fixture } from './worked-example-kit.js';
 
 const config = parseNamespaceConfig({

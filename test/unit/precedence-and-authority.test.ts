@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/domain/decision.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { bytes, comparable, keyText, ledgerRecord, postText, runEngine, testConfig } from './ledger-test-kit.js';
 
 function both(records: SourceRecord[]) {

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { decide } from '../../src/domain/decide.js';
 import type { Outcome } from '../../src/domain/decision.js';
-import { runOracle } from '../../src/domain/oracle.js';
+import { runFastOracle } from '../support/fast-oracle-run.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { astralItem, bytes, cancelText, keyText, postText, testConfig } from './ledger-test-kit.js';
 
 interface RawCase {
@@ -311,6 +312,8 @@ describe('raw-byte cases: every key rule (§2) and envelope rule (§3), one reco
     expect(engine.rev !== null).toBe(envelopePassed);
     expect(engine.item !== null && engine.location !== null).toBe(envelopePassed);
     expect({ ...oracle, detail: null }).toEqual({ ...engine, detail: null });
+    // The verifier's fast oracle, with its own decoders, says the same.
+    expect(runFastOracle(testConfig, [record]).decisions).toEqual([{ ...engine, detail: null }]);
   });
 
   it('has at least one case per rule group', () => {

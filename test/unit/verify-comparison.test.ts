@@ -5,18 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type NamespaceConfig, parseConfigFile, parseNamespaceConfig } from '../../src/domain/config.js';
+import type { Decision } from '../../src/domain/decision.js';
 import { outputRecordKey, outputRecordValue } from '../../src/domain/export-lines.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
-import {
-  type OutboxRow,
-  type OutputTopicRecord,
-  type QuarantineRow,
-  VerifyComparison,
-} from '../../src/domain/verify-comparison.js';
-import type { VerifyDocument } from '../../src/domain/verify-document.js';
+import { type OutboxRow, type OutputTopicRecord, VerifyComparison } from '../../src/verify/verify-comparison.js';
+import type { VerifyDocument } from '../../src/verify/verify-document.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { fixture } from './worked-example-kit.js';
 
 const config: NamespaceConfig = parseNamespaceConfig({
@@ -34,6 +30,13 @@ const records: SourceRecord[] = parseSimulationInput(input, config);
 records.push(...parseSimulationInput(garbage(1, 7), config));
 const oracle = runOracle(config, records);
 const enc = new TextEncoder();
+
+/** A quarantined decision of the store with its raw bytes (the store keeps them on the decision row). */
+interface QuarantineRow {
+  decision: Decision;
+  key: Uint8Array | null;
+  value: Uint8Array | null;
+}
 
 /** What a correct, drained system holds: everything the oracle says, published, on the topic, viewed. */
 interface Store {
@@ -110,24 +113,32 @@ function drainedStore(frontiers?: Map<number, number>): Store {
   };
 }
 
+/** Feeds the comparison the way verify-run.ts does: per partition, source and store merged by offset, then the rest. */
 function compare(store: Store): VerifyDocument {
-  const c = new VerifyComparison({
-    config,
-    records,
-    oracle,
-    ends: store.ends,
-    frontiers: store.frontiers,
-    bound: store.bound,
-  });
-  for (const d of store.decisions) c.decision(d);
-  for (const q of store.quarantine) c.quarantined(q);
+  const c = new VerifyComparison({ config, ends: store.ends, frontiers: store.frontiers, bound: store.bound });
+  const raw = new Map(store.quarantine.map((q) => [`${q.decision.partition}:${q.decision.offset}`, q]));
+  const rows = [...store.decisions].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  for (const partition of [...store.ends.keys()].sort((a, b) => a - b)) {
+    c.startPartition(partition);
+    for (const r of records.filter((x) => x.partition === partition)) c.sourceRecord(r);
+    for (const d of rows.filter((x) => x.partition === partition)) {
+      const q = raw.get(`${d.partition}:${d.offset}`);
+      c.storedDecision({
+        ...d,
+        key: d.quarantined ? (q?.key ?? null) : null,
+        value: d.quarantined ? (q?.value ?? null) : null,
+      });
+    }
+    c.endPartition(partition);
+  }
+  for (const d of rows.filter((x) => !store.ends.has(x.partition))) c.strayDecision({ ...d, key: null, value: null });
   for (const v of store.outputs) c.outputVersion(v);
   for (const e of store.outbox) c.outboxRow(e);
   if (store.bound) {
-    c.viewPartitions(store.viewFrontiers);
-    for (const v of store.view) c.viewRow(v);
     c.outputTopicEnds(store.outputEnds);
     for (const r of store.topic) c.topicRecord(r);
+    c.viewPartitions(store.viewFrontiers);
+    for (const v of store.view) c.viewRow(v);
   }
   return c.finish();
 }
@@ -173,8 +184,9 @@ describe('verify comparison', () => {
     store.decisions.push({ ...(store.decisions[0] as (typeof store.decisions)[0]), partition: 1, offset: 42 });
     const report = compare(store);
     expect(report.verdict).toBe('FAIL');
-    expect(kindsAndKeys(report)).toEqual(['decision 0:3', 'decision 1:42', 'decision 0:4']);
-    expect(report.differences[2]).toMatchObject({ got: null, want: { outcome: 'APPLIED' } });
+    // Merged in offset order: listed per partition, by offset.
+    expect(kindsAndKeys(report)).toEqual(['decision 0:3', 'decision 0:4', 'decision 1:42']);
+    expect(report.differences[1]).toMatchObject({ got: null, want: { outcome: 'APPLIED' } });
   });
 
   it('quarantine is compared on its raw bytes: null is not empty', () => {
@@ -300,6 +312,15 @@ describe('verify comparison', () => {
     expect(report.reasons).toEqual([
       'no output binding: outbox delivery, the output topic and the view were not compared (amendsctl output-create binds one)',
     ]);
+  });
+
+  it('a decision of a partition the source does not have fails', () => {
+    const store = drainedStore();
+    store.decisions.push({ ...(store.decisions[0] as (typeof store.decisions)[0]), partition: 2, offset: 0 });
+    const report = compare(store);
+    expect(report.verdict).toBe('FAIL');
+    expect(kindsAndKeys(report)).toEqual(['decision 2:0']);
+    expect(report.counts.decisions).toBe(19);
   });
 
   it('lists at most 100 differences and counts them all', () => {

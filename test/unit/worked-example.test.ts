@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decisionLine, outputLine } from '../../src/domain/export-lines.js';
-import { runOracle } from '../../src/domain/oracle.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
+import { runOracle } from '../support/reference-oracle.js';
 import { runEngine } from './ledger-test-kit.js';
 import { demoConfig, workedExampleInput, workedExampleLines } from './worked-example-kit.js';
 

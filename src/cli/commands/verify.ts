@@ -1,7 +1,7 @@
 /**
  * `amendsctl verify --manifest M [--json] [--wait S]` (verification.md, Bounded verifier):
  * takes the producer guard, fixes the bound, re-reads the source, runs the oracle and compares
- * the store, outbox, output topic and view with it (src/io/verify-run.ts). Exit 0 PASS, 3
+ * the store, outbox, output topic and view with it (src/verify/verify-run.ts). Exit 0 PASS, 3
  * FAIL, 4 INCOMPLETE; 1 when something prevents the comparison.
  *
  * Test-only fault point (AMENDS_FAULT=verify-stop-after-guard): once the guard is held, the
@@ -10,7 +10,8 @@
  */
 import { usageError } from '../../domain/amends-error.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
-import { defaultGuardWaitMs, runVerify } from '../../io/verify-run.js';
+import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
+import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
@@ -20,8 +21,9 @@ import { renderVerifyReport } from '../verify-report.js';
 
 export const verifyFaultStopAfterGuard = 'verify-stop-after-guard';
 
-/** A bar only for a read worth watching; small sources finish before it would draw. */
+/** Bars only for a run worth watching; small sources finish before one would draw. */
 const progressFromOffsets = 10_000;
+const phaseUnits: Record<VerifyPhase, string> = { source: 'offsets', store: 'rows', topic: 'offsets', view: 'rows' };
 const waitMaxSeconds = 3_600;
 
 export const verifyCommand = defineCommand({
@@ -45,7 +47,8 @@ export const verifyCommand = defineCommand({
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --json         one JSON document: verdict, reasons, partitions, counts, differences;
+    --json         one JSON document: verdict, reasons, partitions, counts, differences,
+                   stats (time per phase, records/s, peak RSS);
                    {"verdict":"ERROR","reasons":[…]} (exit 1) when it cannot compare
     --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
     --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
@@ -94,6 +97,8 @@ async function verify(flags: VerifyFlags, io: CommandIo): Promise<number> {
   const brokers = kafkaEndpointFrom(flags, io.env);
   const manifest = await readManifestFile(flags.manifest as string);
   let progress: Progress | undefined;
+  let shown: VerifyPhase | undefined;
+  let watch = false;
   const stopAfterGuard = io.env.AMENDS_FAULT === verifyFaultStopAfterGuard;
   try {
     const report = await runVerify({
@@ -102,10 +107,15 @@ async function verify(flags: VerifyFlags, io: CommandIo): Promise<number> {
       brokers,
       guardWaitMs: Math.round(wait * 1000),
       applicationName: `amendsctl verify pid ${process.pid}`,
-      onSourceProgress: (covered, total) => {
-        if (total < progressFromOffsets) return;
-        progress ??= createProgress(io, total, 'reading the source', 'offsets');
-        progress.update(covered);
+      onProgress: (phase, done, total) => {
+        if (phase !== shown) {
+          progress?.stop();
+          shown = phase;
+          // The source's size decides for every phase: one bar per phase, or none at all.
+          if (phase === 'source') watch = total >= progressFromOffsets;
+          progress = watch ? createProgress(io, total, `verify ${phase}`, phaseUnits[phase], true) : undefined;
+        }
+        progress?.update(done);
       },
       ...(stopAfterGuard
         ? {

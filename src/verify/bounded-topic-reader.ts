@@ -14,9 +14,9 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from './invariant.js';
-import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
-import { bytesOf } from './kafka-source-consumer.js';
+import { assertInvariant } from '../io/invariant.js';
+import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka-connection.js';
+import { bytesOf } from '../io/kafka-source-consumer.js';
 
 export interface TopicRecord {
   partition: number;
@@ -39,6 +39,17 @@ export interface BoundedReadOptions {
   stallTimeoutMs?: number;
 }
 
+/**
+ * Bounded prefetch, as the worker's consumer (kafka-source-consumer.ts says why): librdkafka
+ * by default queues up to 64 MiB per partition ahead of the reader, and keeps each fetched
+ * batch whole while any of its records is queued.
+ */
+const maxPartitionFetchBytes = 262_144;
+const fetchMaxBytes = 1_048_576;
+const queuedMaxMessagesKbytes = 1_024;
+const queuedMinMessages = 10_000;
+/** librdkafka waits 1 s by default before fetching again once the queue passed those limits. */
+const fetchQueueBackoffMs = 5;
 const connectTimeoutMs = 10_000;
 const pollWaitMs = 200;
 const pollRecordsMax = 1_000;
@@ -73,6 +84,11 @@ export async function* readTopicUpTo(options: BoundedReadOptions): AsyncGenerato
       'enable.partition.eof': true,
       'allow.auto.create.topics': false,
       'fetch.wait.max.ms': 100,
+      'max.partition.fetch.bytes': maxPartitionFetchBytes,
+      'fetch.max.bytes': fetchMaxBytes,
+      'queued.max.messages.kbytes': queuedMaxMessagesKbytes,
+      'queued.min.messages': queuedMinMessages,
+      'fetch.queue.backoff.ms': fetchQueueBackoffMs,
     },
     // An offset outside the retained range is an error (−140), never a silent jump.
     { 'auto.offset.reset': 'error' },

@@ -1,8 +1,10 @@
 /**
  * The bounded verifier's report (verification.md, `verify --json`): the verdict, why it is
  * not PASS, each source partition's frontier against its bound, what was compared, and the
- * first differences. The same object is printed by `--json` and returned by `runVerify`.
+ * first differences. The same object is printed by `--json` and returned by `runVerify`,
+ * which adds `stats` (phase timings and peak memory) once the comparison is done.
  */
+import type { VerifyStats } from './verify-stats.js';
 
 export type Verdict = 'PASS' | 'FAIL' | 'INCOMPLETE';
 
@@ -45,4 +47,6 @@ export interface VerifyDocument {
     view_rows: number;
   };
   differences: Difference[];
+  /** Set by `runVerify`; the pure comparison leaves it out. */
+  stats?: VerifyStats;
 }

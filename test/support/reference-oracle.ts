@@ -1,19 +1,20 @@
 /**
- * The independent oracle (domain.md, verification.md): recomputes every decision and
- * the whole output version history from the full list of source records.
+ * The reference oracle (test-only; domain.md, verification.md): recomputes every decision
+ * and the whole output version history from the full list of source records. The verifier
+ * runs the fast one (src/verify/fast-oracle.ts); the tests hold the two against each other.
  *
  * Written apart from the incremental engine (decide.ts, ledger-state.ts) on purpose and
  * sharing only the decoders and text rules: after every APPLIED decision it rebuilds
  * S(K) from scratch from the authority map and diffs it against the previous S(K).
  * That costs O(transactions of the key) per APPLIED record: the price of obviousness.
  */
-import { compareCodePoints } from './canonical-json.js';
-import type { NamespaceConfig, StockKeyConfig } from './config.js';
-import type { Decision, Outcome } from './decision.js';
-import { decodeEnvelope, type Envelope } from './envelope.js';
-import type { BalanceStatus, OutputVersion } from './output-version.js';
-import { decodeRecordKey } from './record-key.js';
-import type { SourceRecord } from './source-record.js';
+import { compareCodePoints } from '../../src/domain/canonical-json.js';
+import type { NamespaceConfig, StockKeyConfig } from '../../src/domain/config.js';
+import type { Decision, Outcome } from '../../src/domain/decision.js';
+import { decodeEnvelope, type Envelope } from '../../src/domain/envelope.js';
+import type { BalanceStatus, OutputVersion } from '../../src/domain/output-version.js';
+import { decodeRecordKey } from '../../src/domain/record-key.js';
+import type { SourceRecord } from '../../src/domain/source-record.js';
 
 export interface OracleResult {
   /** Ordered by (partition, offset). */

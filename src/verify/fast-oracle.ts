@@ -1,0 +1,173 @@
+/**
+ * The verifier's fast, independent oracle (domain.md §2–§5, verification.md): it judges the
+ * source records of each partition in offset order and says every decision and every output
+ * version, sharing no function or data structure with the worker's engine (src/domain's
+ * decide.ts, ledger-state.ts, key-window.ts) or its decoders (it has its own,
+ * oracle-decoder.ts).
+ *
+ * Per stock key it keeps the authority (one entry per transaction: the revision and what it
+ * says) and its days (key-days.ts). An APPLIED decision moves at most two posts; every later
+ * day's closing is recomputed from the authoritative totals (a Fenwick prefix sum, then a
+ * running sum over the days after it) and compared with what S(K) showed, as §5 says. Time:
+ * O(log days) per record plus O(1) per day visited; memory: the transactions and the days.
+ * test/support/reference-oracle.ts (the old, obvious, quadratic one) must agree with it.
+ */
+import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
+import type { SourceRecord } from '../domain/source-record.js';
+import { KeyDays } from './key-days.js';
+import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracle-decoder.js';
+import { PairMap } from './pair-map.js';
+
+/** domain.md §4, in precedence order. */
+export type OracleOutcome =
+  | 'MALFORMED'
+  | 'SCHEMA'
+  | 'KEY_MISMATCH'
+  | 'UNKNOWN_KEY'
+  | 'ROUTING'
+  | 'BEFORE_ORIGIN'
+  | 'STALE'
+  | 'DUPLICATE'
+  | 'CONFLICT'
+  | 'APPLIED';
+
+/** The oracle's own copy of §4's "quarantined" column. */
+export const quarantinedOutcomes: ReadonlySet<OracleOutcome> = new Set([
+  'MALFORMED',
+  'SCHEMA',
+  'KEY_MISMATCH',
+  'UNKNOWN_KEY',
+  'ROUTING',
+  'BEFORE_ORIGIN',
+  'CONFLICT',
+]);
+
+export interface OracleDecision {
+  partition: number;
+  offset: number;
+  outcome: OracleOutcome;
+  /** From the envelope; null for MALFORMED and SCHEMA. */
+  item: string | null;
+  location: string | null;
+  txn: string | null;
+  rev: number | null;
+  quarantined: boolean;
+}
+
+/** One new version of (key, day); `closing` null is a retraction. */
+export interface OracleVersion {
+  /** Index of the stock key in the configuration. */
+  key: number;
+  day: string;
+  version: number;
+  closing: number | null;
+  causeOffset: number;
+}
+
+interface Revision {
+  rev: number;
+  /** undefined: a cancel. */
+  day: string | undefined;
+  qty: number;
+}
+
+interface KeyState {
+  config: StockKeyConfig;
+  index: number;
+  authority: Map<string, Revision>;
+  days: KeyDays;
+}
+
+export class FastOracle {
+  private readonly keys = new PairMap<KeyState>();
+
+  constructor(private readonly config: NamespaceConfig) {
+    config.stock_keys.forEach((k, index) => {
+      this.keys.set(k.item, k.location, { config: k, index, authority: new Map(), days: new KeyDays() });
+    });
+  }
+
+  /**
+   * Judges the next record of its partition (records of one partition in offset order;
+   * partitions in any order, since a key's records all lie on its own partition). New
+   * versions go to `onVersion`, in ascending day order.
+   */
+  judge(record: SourceRecord, onVersion: (v: OracleVersion) => void): OracleDecision {
+    const value = decodeOracleValue(record.value, this.config.schema_version);
+    if (value.outcome !== 'ok') return decisionOf(record, value.outcome, undefined);
+    const envelope = value.envelope;
+    const verdict = (outcome: OracleOutcome) => decisionOf(record, outcome, envelope);
+    const key = decodeOracleKey(record.key);
+    if (!key.valid || key.item !== envelope.item || key.location !== envelope.location) return verdict('KEY_MISMATCH');
+    const state = this.keys.get(envelope.item, envelope.location);
+    if (!state) return verdict('UNKNOWN_KEY');
+    if (state.config.partition !== record.partition) return verdict('ROUTING');
+    if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
+    const known = state.authority.get(envelope.txn);
+    if (known && envelope.rev < known.rev) return verdict('STALE');
+    if (known && envelope.rev === known.rev) {
+      const same = known.day === envelope.day && (envelope.qty === undefined || known.qty === envelope.qty);
+      return verdict(same ? 'DUPLICATE' : 'CONFLICT');
+    }
+    this.apply(state, envelope, known, record.offset, onVersion);
+    return verdict('APPLIED');
+  }
+
+  private apply(
+    state: KeyState,
+    envelope: OracleEnvelope,
+    known: Revision | undefined,
+    offset: number,
+    onVersion: (v: OracleVersion) => void,
+  ): void {
+    const next: Revision = { rev: envelope.rev, day: envelope.day, qty: envelope.qty ?? 0 };
+    state.authority.set(envelope.txn, next);
+    const { days } = state;
+    // Insert the new day first: inserting shifts the slots after it.
+    const newSlot = next.day === undefined ? undefined : days.slotOf(next.day);
+    const oldSlot = known?.day === undefined ? undefined : days.find(known.day);
+    if (oldSlot !== undefined) days.addPost(oldSlot, -(known as Revision).qty, -1);
+    if (newSlot !== undefined) days.addPost(newSlot, next.qty, 1);
+    if (oldSlot === undefined && newSlot === undefined) return;
+    const from = Math.min(oldSlot ?? Number.POSITIVE_INFINITY, newSlot ?? Number.POSITIVE_INFINITY);
+    const last = Math.max(oldSlot ?? -1, newSlot ?? -1);
+    // Past the last touched day every closing moves by the same amount: none when it is 0.
+    const shift = (newSlot === undefined ? 0 : next.qty) - (oldSlot === undefined ? 0 : (known as Revision).qty);
+    const to = shift === 0 ? last : days.days.length - 1;
+    let closing = state.config.opening + (from > 0 ? days.prefix(from - 1) : 0);
+    for (let slot = from; slot <= to; slot++) {
+      closing += days.total[slot] as number;
+      if (!Number.isSafeInteger(closing)) throw new RangeError(`oracle: closing on ${days.days[slot]} exceeds 2^53-1`);
+      const isShown = (days.posts[slot] as number) > 0;
+      const was = days.shown[slot] as number;
+      if (isShown ? was === closing : Number.isNaN(was)) continue;
+      const version = (days.versions[slot] as number) + 1;
+      days.versions[slot] = version;
+      days.shown[slot] = isShown ? closing : Number.NaN;
+      onVersion({
+        key: state.index,
+        day: days.days[slot] as string,
+        version,
+        closing: isShown ? closing : null,
+        causeOffset: offset,
+      });
+    }
+  }
+}
+
+function decisionOf(
+  record: SourceRecord,
+  outcome: OracleOutcome,
+  envelope: OracleEnvelope | undefined,
+): OracleDecision {
+  return {
+    partition: record.partition,
+    offset: record.offset,
+    outcome,
+    item: envelope ? envelope.item : null,
+    location: envelope ? envelope.location : null,
+    txn: envelope ? envelope.txn : null,
+    rev: envelope ? envelope.rev : null,
+    quarantined: quarantinedOutcomes.has(outcome),
+  };
+}

@@ -1,0 +1,335 @@
+/**
+ * The bounded verifier (verification.md, "Bounded verifier"), as a function that returns the
+ * report, so that `amendsctl verify` and the showcase run the same thing:
+ *
+ *   guard → revalidate the source (and the output binding) → fix the bound (read-committed
+ *   ends) → open one store snapshot, frontiers first → per source partition, its records
+ *   [0, end) through the oracle merged with its decision rows (phase "source") → the source
+ *   observed again → output versions and outbox (phase "store") → the output topic [0, end)
+ *   (phase "topic") → the view (phase "view") → report, with `stats`
+ *
+ * Every stream is read in bounded chunks (the source 1,000 records per poll, the store by
+ * keyset pages on its indexes) and compared as it comes (verify-comparison.ts), so memory
+ * holds the oracle's state and its versions (version-ledger.ts), never the records.
+ *
+ * The producer guard is held from before the source is observed until the report is made, so
+ * no `source-load` publishes while the source is read and compared. Workers, relay and view
+ * may keep running: the store is read in one REPEATABLE READ snapshot, and everything found
+ * is judged against the oracle, so progress made meanwhile is "not drained yet", never a
+ * false difference. Worker state is never read to derive the truth: the oracle sees only the
+ * source records.
+ *
+ * Anything that prevents the comparison (guard still held after the wait, an invalid source
+ * or binding, an unreachable broker or database) throws a one-line AmendsError (exit 1).
+ */
+import { operationalError } from '../domain/amends-error.js';
+import type { Manifest } from '../domain/config.js';
+import { readOutbox, readOutputVersions } from '../io/export-queries.js';
+import { KafkaAdmin } from '../io/kafka-admin.js';
+import { KafkaSourceObserver } from '../io/kafka-source-observer.js';
+import { namespaceId, registerNamespace } from '../io/namespace-registry.js';
+import { checkLiveBinding, readBinding } from '../io/output-binding.js';
+import { readViewPartitions, readViewRows } from '../io/output-view.js';
+import { withPooledClient } from '../io/pooled-client.js';
+import { Database, describeDatabaseError, type Queryable } from '../io/postgres.js';
+import { describeHolder, ProducerGuard } from '../io/producer-guard.js';
+import { int8ToSafeInteger } from '../io/safe-integer.js';
+import { type BoundedReadOptions, readTopicUpTo } from './bounded-topic-reader.js';
+import { StoreDecisionPages } from './store-decision-pages.js';
+import { VerifyComparison } from './verify-comparison.js';
+import type { VerifyDocument } from './verify-document.js';
+import { PhaseClock, type VerifyPhase } from './verify-stats.js';
+
+/** verification.md: verify waits for the guard, by default 60 s. */
+export const defaultGuardWaitMs = 60_000;
+
+/** Store and view rows per keyset page. */
+const storePageRows = 10_000;
+/** Outbox rows per page: each carries its record's bytes (~300), read as hex text. */
+const outboxPageRows = 2_000;
+/** How long the store snapshot may sit idle while a topic is read (a 2,000,000-record topic: about a minute). */
+const snapshotIdleMaxMs = 600_000;
+/** How often the store and view phases report progress, in rows. */
+const progressEveryRows = 5_000;
+
+export interface VerifyOptions {
+  manifest: Manifest;
+  databaseUrl: string;
+  brokers: string;
+  /** How long to wait for the producer guard (an active load finishes first). */
+  guardWaitMs?: number;
+  /** Names the sessions and clients, e.g. `amendsctl verify pid 123`. */
+  applicationName?: string;
+  /** How far the phase has got (source: offsets of the bound; store, topic, view: rows). */
+  onProgress?: (phase: VerifyPhase, done: number, total: number) => void;
+  /** Runs once the guard is held, before the source is observed (the tests' pause point). */
+  afterGuard?: () => Promise<void>;
+}
+
+export async function runVerify(options: VerifyOptions): Promise<VerifyDocument> {
+  const { manifest, databaseUrl } = options;
+  const { namespace, source_incarnation: incarnation } = manifest.config;
+  const applicationName = options.applicationName ?? `amends verify pid ${process.pid}`;
+  const waitMs = options.guardWaitMs ?? defaultGuardWaitMs;
+  const db = await Database.open(databaseUrl, applicationName);
+  try {
+    await registerNamespace(db.pool, manifest).catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
+    });
+    const guard = await ProducerGuard.open(databaseUrl, incarnation, `${applicationName} guard`);
+    try {
+      const attempt = await guard.acquire(waitMs);
+      if (!attempt.acquired) {
+        throw operationalError(
+          `the producer guard of source ${incarnation} is still held by ${describeHolder(attempt.holder)} after waiting ${waitMs / 1000} s: a load is running; nothing was compared, try again when it has finished (or wait longer with --wait)`,
+        );
+      }
+      await options.afterGuard?.();
+      return await verifyUnderGuard(db, guard, options, applicationName);
+    } finally {
+      await guard.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+async function verifyUnderGuard(
+  db: Database,
+  guard: ProducerGuard,
+  options: VerifyOptions,
+  applicationName: string,
+): Promise<VerifyDocument> {
+  const { manifest, brokers, databaseUrl } = options;
+  const { namespace, partitions } = manifest.config;
+  const clientId = applicationName.replace(/[^A-Za-z0-9._-]+/g, '-');
+  const observer = await KafkaSourceObserver.open({
+    brokers,
+    topic: manifest.source_topic,
+    incarnation: manifest.config.source_incarnation,
+    partitions,
+    clientId,
+  });
+  const admin = KafkaAdmin.open(brokers, clientId);
+  try {
+    const ends = await observeSource(observer, manifest);
+    const binding = await readBinding(db.pool, namespace).catch((error: unknown) => {
+      throw describeDatabaseError(error, databaseUrl, `reading the output binding of namespace ${namespace}`);
+    });
+    if (binding) await checkLiveBinding(admin, binding);
+    const run: Run = {
+      options,
+      clock: new PhaseClock(),
+      reader: { brokers, clientId, groupId: `amends.${namespace}.verify` },
+      ends,
+      outputTopic: binding?.outputTopic,
+      outputPartitions: binding?.partitions ?? 0,
+      admin,
+    };
+    const report = await inSnapshot(db, databaseUrl, namespace, (client, join) =>
+      compareAll(client, join, run, () => observeSource(observer, manifest)),
+    );
+    guard.assertHeld();
+    return report;
+  } finally {
+    admin.close();
+    await observer.close();
+  }
+}
+
+interface Run {
+  options: VerifyOptions;
+  clock: PhaseClock;
+  reader: Omit<BoundedReadOptions, 'topic' | 'ends'>;
+  ends: Map<number, number>;
+  outputTopic: string | undefined;
+  outputPartitions: number;
+  admin: KafkaAdmin;
+}
+
+/** Every phase inside one REPEATABLE READ snapshot: the frontiers fix it and say what the rest should hold. */
+async function compareAll(
+  client: Queryable,
+  join: JoinSnapshot,
+  run: Run,
+  reobserve: () => Promise<unknown>,
+): Promise<VerifyDocument> {
+  const { manifest, onProgress } = run.options;
+  const { namespace } = manifest.config;
+  const nsId = await namespaceId(client, namespace);
+  const comparison = new VerifyComparison({
+    config: manifest.config,
+    ends: run.ends,
+    frontiers: await readFrontiers(client, namespace),
+    bound: run.outputTopic !== undefined,
+  });
+  await run.clock.time('source', () => compareSource(client, nsId, comparison, run));
+  // The source must still be the one bounded: a topic recreated or truncated meanwhile is
+  // another history, so nothing read is trusted.
+  await reobserve();
+  await run.clock.time('store', async () => {
+    const total = 2 * comparison.ledger.versionCount;
+    let done = 0;
+    const tick = () => {
+      done += 1;
+      if (done % progressEveryRows === 0) onProgress?.('store', done, total);
+    };
+    // Versions and outbox on two sessions of the snapshot at once: each handler runs whole
+    // between awaits, so their updates of the ledger never interleave within a row.
+    const readVersions = async () => {
+      for await (const v of readOutputVersions(client, namespace, storePageRows)) {
+        comparison.outputVersion(v);
+        tick();
+      }
+    };
+    const readEnvelopes = (other: Queryable) => async () => {
+      for await (const e of readOutbox(other, namespace, outboxPageRows)) {
+        comparison.outboxRow(e);
+        tick();
+      }
+    };
+    await Promise.all([readVersions(), join((other) => readEnvelopes(other)())]);
+  });
+  if (run.outputTopic !== undefined) {
+    const outputTopic = run.outputTopic;
+    await run.clock.time('topic', () => compareOutputTopic(outputTopic, comparison, run));
+    await run.clock.time('view', async () => {
+      const view = await readViewPartitions(client, namespace);
+      comparison.viewPartitions(new Map(view.map((p) => [p.partition, p.frontier])));
+      let done = 0;
+      for await (const row of readViewRows(client, namespace, storePageRows)) {
+        comparison.viewRow(row);
+        if (++done % progressEveryRows === 0) onProgress?.('view', done, comparison.ledger.dayCount);
+      }
+    });
+  }
+  const report = comparison.finish();
+  return { ...report, stats: run.clock.stats(report.counts.records) };
+}
+
+/** Phase "source": per partition, its records in [0, end) merged with its decision rows. */
+async function compareSource(client: Queryable, nsId: number, comparison: VerifyComparison, run: Run): Promise<void> {
+  const total = [...run.ends.values()].reduce((a, b) => a + b, 0);
+  let before = 0;
+  for (const [partition, end] of [...run.ends].sort(([a], [b]) => a - b)) {
+    const pages = new StoreDecisionPages(client, nsId, partition);
+    const feedStore = async () => {
+      const page = await pages.next();
+      for (const row of page) comparison.storedDecision(row);
+      return page.length > 0;
+    };
+    comparison.startPartition(partition);
+    const at = before;
+    for await (const batch of readTopicUpTo({
+      ...run.reader,
+      topic: run.options.manifest.source_topic,
+      ends: new Map([[partition, end]]),
+      onProgress: (covered) => run.options.onProgress?.('source', at + covered, total),
+    })) {
+      for (const record of batch) comparison.sourceRecord(record);
+      while (comparison.needsStoredDecisions()) if (!(await feedStore())) comparison.storeEnded(partition);
+    }
+    comparison.sourceEnded(partition);
+    while (await feedStore()) {}
+    comparison.endPartition(partition);
+    before += end;
+  }
+  // Rows of a partition past the source's count can only be wrong; the primary key finds them.
+  const beyond = Math.max(-1, ...run.ends.keys()) + 1;
+  for (let partition = beyond; await hasDecisionsFrom(client, nsId, partition); partition++) {
+    const pages = new StoreDecisionPages(client, nsId, partition);
+    for (let page = await pages.next(); page.length > 0; page = await pages.next()) {
+      for (const row of page) comparison.strayDecision(row);
+    }
+  }
+}
+
+async function hasDecisionsFrom(client: Queryable, nsId: number, partition: number): Promise<boolean> {
+  const r = await client.query('SELECT 1 FROM decisions WHERE ns = $1 AND partition >= $2 LIMIT 1', [nsId, partition]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Runs `work` on a second session inside the same snapshot (read in parallel with the first). */
+type JoinSnapshot = <T>(work: (client: Queryable) => Promise<T>) => Promise<T>;
+
+async function inSnapshot<T>(
+  db: Database,
+  databaseUrl: string,
+  namespace: string,
+  read: (client: Queryable, join: JoinSnapshot) => Promise<T>,
+): Promise<T> {
+  const begin = async (c: Queryable, snapshot?: string) => {
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    if (snapshot !== undefined) await c.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
+    // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
+    await c.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
+  };
+  // Both sessions through withPooledClient: a connection that dies mid-snapshot fails the
+  // statement, never the process (pooled-client.ts).
+  const inTransaction = async <R>(c: Queryable, work: () => Promise<R>): Promise<R> => {
+    try {
+      const result = await work();
+      await c.query('COMMIT');
+      return result;
+    } catch (error) {
+      await c.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  };
+  let connected = false;
+  try {
+    return await withPooledClient(db.pool, async (client) => {
+      connected = true;
+      return inTransaction(client, async () => {
+        await begin(client);
+        // Another session may import this snapshot (PostgreSQL's exported snapshots): same rows.
+        const exported = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
+        const snapshot = exported.rows[0]?.id as string;
+        const join: JoinSnapshot = (work) =>
+          withPooledClient(db.pool, (other) =>
+            inTransaction(other, async () => {
+              await begin(other, snapshot);
+              return work(other);
+            }),
+          );
+        return read(client, join);
+      });
+    });
+  } catch (error) {
+    if (!connected) throw describeDatabaseError(error, databaseUrl, 'connecting');
+    throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
+  }
+}
+
+/** Steps 2 and 3: the source is still valid (worker.md §2); its read-committed ends are the bound. */
+async function observeSource(observer: KafkaSourceObserver, manifest: Manifest): Promise<Map<number, number>> {
+  const all = Array.from({ length: manifest.config.partitions }, (_, p) => p);
+  const observation = await observer.observe(all, AbortSignal.timeout(30_000));
+  if (!observation.valid) {
+    throw operationalError(`cannot verify source ${manifest.source_topic}: ${observation.detail}`);
+  }
+  return new Map(observation.bounds.map((b) => [b.partition, b.readCommittedEnd]));
+}
+
+async function readFrontiers(db: Queryable, namespace: string): Promise<Map<number, number>> {
+  const result = await db.query<{ partition: number; frontier: string }>(
+    'SELECT partition, frontier FROM partitions WHERE namespace = $1',
+    [namespace],
+  );
+  return new Map(result.rows.map((r) => [r.partition, int8ToSafeInteger(r.frontier, 'frontier')]));
+}
+
+/** Phase "topic": its end read after the snapshot began, so every envelope marked published lies below it. */
+async function compareOutputTopic(outputTopic: string, comparison: VerifyComparison, run: Run): Promise<void> {
+  const all = Array.from({ length: run.outputPartitions }, (_, p) => p);
+  const ends = await run.admin.listOffsets(outputTopic, all, 'read-committed-end');
+  comparison.outputTopicEnds(ends);
+  for await (const batch of readTopicUpTo({
+    ...run.reader,
+    topic: outputTopic,
+    ends,
+    onProgress: (covered, total) => run.options.onProgress?.('topic', covered, total),
+  })) {
+    for (const record of batch) comparison.topicRecord(record);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Runs the verifier's fast oracle (src/verify/fast-oracle.ts) over a whole history and
+ * returns what the reference oracle returns, so tests can hold the two against each other:
+ * decisions by (partition, offset) without the free-text detail, versions by (item,
+ * location, day, version).
+ */
+import type { NamespaceConfig, StockKeyConfig } from '../../src/domain/config.js';
+import type { Decision } from '../../src/domain/decision.js';
+import { sortOutputVersions } from '../../src/domain/export-lines.js';
+import type { OutputVersion } from '../../src/domain/output-version.js';
+import type { SourceRecord } from '../../src/domain/source-record.js';
+import { FastOracle } from '../../src/verify/fast-oracle.js';
+
+export function runFastOracle(
+  config: NamespaceConfig,
+  records: readonly SourceRecord[],
+): { decisions: Decision[]; versions: OutputVersion[] } {
+  const oracle = new FastOracle(config);
+  const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  const versions: OutputVersion[] = [];
+  const decisions = ordered.map((record) => {
+    const d = oracle.judge(record, (v) => {
+      const k = config.stock_keys[v.key] as StockKeyConfig;
+      const closing = v.closing;
+      versions.push({
+        item: k.item,
+        location: k.location,
+        day: v.day,
+        version: v.version,
+        closing,
+        status: closing === null ? null : closing < 0 ? 'NEGATIVE' : closing < k.threshold ? 'LOW' : 'OK',
+        retracted: closing === null,
+        cause: { partition: record.partition, offset: v.causeOffset },
+      });
+    });
+    return { ...d, detail: null };
+  });
+  return { decisions, versions: sortOutputVersions(versions) };
+}
+
+/** A reference decision as the fast oracle gives it: no detail. */
+export function withoutDetail(d: Decision): Decision {
+  return { ...d, detail: null };
+}
