@@ -131,13 +131,20 @@ async function writeNaive(db: pg.Client, prefix: string, records: PolledRecord[]
   );
 }
 
-/** The latest revision in poll order per (item, location, txn): one upsert row each. */
-function latestByTxn(records: PolledRecord[]): (Revision & { partition: number; offset: number })[] {
-  const latest = new Map<string, Revision & { partition: number; offset: number }>();
-  for (const r of records) {
+type PolledRevision = Revision & { partition: number; offset: number };
+
+/** Each record's revision, parsed once per poll; values that are no envelope at all are left out. */
+function revisionsOf(records: PolledRecord[]): PolledRevision[] {
+  return records.flatMap((r) => {
     const v = revisionOf(r.value);
-    if (v !== undefined) latest.set(`${v.item}\u0000${v.location}\u0000${v.txn}`, { ...v, ...r });
-  }
+    return v === undefined ? [] : [{ ...v, partition: r.partition, offset: r.offset }];
+  });
+}
+
+/** The latest revision in poll order per (item, location, txn): one upsert row each. */
+function latestByTxn(revisions: readonly PolledRevision[]): PolledRevision[] {
+  const latest = new Map<string, PolledRevision>();
+  for (const v of revisions) latest.set(`${v.item}\u0000${v.location}\u0000${v.txn}`, v);
   return [...latest.values()];
 }
 
@@ -154,13 +161,9 @@ function revisionArrays(rows: readonly Revision[]): string[] {
 }
 
 async function writeFloor(db: pg.Client, prefix: string, records: PolledRecord[]): Promise<void> {
-  const authority = latestByTxn(records);
-  const posts = records.flatMap((r) => {
-    const v = revisionOf(r.value);
-    return v?.op === 'post' && v.day !== null && v.qty !== null
-      ? [{ ...v, partition: r.partition, offset: r.offset }]
-      : [];
-  });
+  const revisions = revisionsOf(records);
+  const authority = latestByTxn(revisions);
+  const posts = revisions.filter((v) => v.op === 'post' && v.day !== null && v.qty !== null);
   // ON CONFLICT DO NOTHING: an at-least-once consumer may read a record twice around a rebalance.
   await db.query(
     `WITH d AS (
@@ -195,7 +198,7 @@ async function writeFloor(db: pg.Client, prefix: string, records: PolledRecord[]
 }
 
 async function writeConnect(db: pg.Client, prefix: string, records: PolledRecord[]): Promise<void> {
-  const rows = latestByTxn(records);
+  const rows = latestByTxn(revisionsOf(records));
   if (rows.length === 0) return;
   await db.query(
     `INSERT INTO ${prefix}_revisions AS t (item, location, txn, rev, op, day, qty)

@@ -11,8 +11,15 @@
  */
 import type pg from 'pg';
 
-export async function withPooledClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+export async function withPooledClient<T>(
+  pool: pg.Pool,
+  use: (client: pg.PoolClient) => Promise<T>,
+  /** What a failed checkout (no session at all) is reported as; by default the pool's error. */
+  onConnectFailure: (error: unknown) => unknown = (error) => error,
+): Promise<T> {
+  const client = await pool.connect().catch((error: unknown) => {
+    throw onConnectFailure(error);
+  });
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken ??= error;

@@ -175,15 +175,21 @@ export class Database {
     // An idle pooled connection that dies emits 'error' on the pool; without a listener Node
     // would crash the process. The next query reports the failure instead.
     pool.on('error', () => {});
-    let connected = false;
     try {
-      await withPooledClient(pool, async (client) => {
-        connected = true;
-        await prepare(client);
-      });
+      await withPooledClient(
+        pool,
+        async (client) => {
+          try {
+            await prepare(client);
+          } catch (error) {
+            throw describeDatabaseError(error, url, preparing);
+          }
+        },
+        (error) => describeDatabaseError(error, url, 'connecting'),
+      );
     } catch (error) {
       await pool.end().catch(() => {});
-      throw describeDatabaseError(error, url, connected ? preparing : 'connecting');
+      throw error;
     }
     return new Database(pool, url);
   }

@@ -368,14 +368,7 @@ export class PostgresState implements State {
     );
     const records = warmUpBatch(this.config, warmUpRecordsMax);
     const screened = records.map((record) => screenRecord(record, this.config));
-    const needs = batchNeeds(screened);
-    // What the window read finds for keys without history: no rows, each window from its earliest day.
-    const earliest = [...needs.values()].map((n) => [
-      n.stockKey.item,
-      n.stockKey.location,
-      earliestTouchedDay(n, new Map()),
-    ]);
-    const keys = windowsOf(needs, { epoch: null, frontier: null, authority: [], earliest, days: [] });
+    const keys = windowsWithoutHistory(batchNeeds(screened));
     const results = decideOnWindows(records, screened, keys);
     const batch = { partition: noPartition, records, epoch: 1, expectedFrontier: 0 };
     const frontier = records.length;
@@ -825,6 +818,16 @@ function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): 
     windows.set(id, { stockKey: need.stockKey, start, before: days, causes, state: windowState(authority, days) });
   }
   return windows;
+}
+
+/** The windows the read would give keys without any history: no rows, each from its earliest day. */
+function windowsWithoutHistory(needs: ReadonlyMap<string, KeyNeeds>): Map<string, KeyWindow> {
+  const earliest = [...needs.values()].map((n) => [
+    n.stockKey.item,
+    n.stockKey.location,
+    earliestTouchedDay(n, new Map()),
+  ]);
+  return windowsOf(needs, { epoch: null, frontier: null, authority: [], earliest, days: [] });
 }
 
 /** The engine's results for the batch on its windows; a refusal (e.g. a closing beyond 2^53) sends nothing. */

@@ -276,29 +276,31 @@ async function inSnapshot<T>(
       throw error;
     }
   };
-  let connected = false;
-  try {
-    return await withPooledClient(db.pool, async (client) => {
-      connected = true;
-      return inTransaction(client, async () => {
+  const connectFailure = (error: unknown) => describeDatabaseError(error, databaseUrl, 'connecting');
+  return withPooledClient(
+    db.pool,
+    (client) =>
+      inTransaction(client, async () => {
         await begin(client);
         // Another session may import this snapshot (PostgreSQL's exported snapshots): same rows.
         const exported = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
         const snapshot = exported.rows[0]?.id as string;
         const join: JoinSnapshot = (work) =>
-          withPooledClient(db.pool, (other) =>
-            inTransaction(other, async () => {
-              await begin(other, snapshot);
-              return work(other);
-            }),
+          withPooledClient(
+            db.pool,
+            (other) =>
+              inTransaction(other, async () => {
+                await begin(other, snapshot);
+                return work(other);
+              }),
+            connectFailure,
           );
         return read(client, join);
-      });
-    });
-  } catch (error) {
-    if (!connected) throw describeDatabaseError(error, databaseUrl, 'connecting');
-    throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
-  }
+      }).catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
+      }),
+    connectFailure,
+  );
 }
 
 /** Steps 2 and 3: the source is still valid (worker.md §2); its read-committed ends are the bound. */
