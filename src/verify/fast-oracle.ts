@@ -5,8 +5,8 @@
  * decide.ts, ledger-state.ts, key-window.ts) or its decoders (it has its own,
  * oracle-decoder.ts).
  *
- * Per stock key it keeps the authority (one entry per transaction: the revision and what it
- * says) and its days (key-days.ts). An APPLIED decision moves at most two posts; every later
+ * It keeps the authority (one packed entry per transaction: the revision and what it says,
+ * txn-authority.ts) and per stock key its days (key-days.ts). An APPLIED decision moves at most two posts; every later
  * day's closing is recomputed from the authoritative totals (a Fenwick prefix sum, then a
  * running sum over the days after it) and compared with what S(K) showed, as §5 says. Time:
  * O(log days) per record plus O(1) per day visited; memory: the transactions and the days.
@@ -17,6 +17,7 @@ import type { SourceRecord } from '../domain/source-record.js';
 import { KeyDays } from './key-days.js';
 import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracle-decoder.js';
 import { PairMap } from './pair-map.js';
+import { TxnAuthority, unknownTxn } from './txn-authority.js';
 
 /** domain.md §4, in precedence order. */
 export type OracleOutcome =
@@ -64,8 +65,8 @@ export interface OracleVersion {
   causeOffset: number;
 }
 
+/** A transaction's authority before the record at hand. */
 interface Revision {
-  rev: number;
   /** undefined: a cancel. */
   day: string | undefined;
   qty: number;
@@ -74,16 +75,16 @@ interface Revision {
 interface KeyState {
   config: StockKeyConfig;
   index: number;
-  authority: Map<string, Revision>;
   days: KeyDays;
 }
 
 export class FastOracle {
   private readonly keys = new PairMap<KeyState>();
+  private readonly authority = new TxnAuthority();
 
   constructor(private readonly config: NamespaceConfig) {
     config.stock_keys.forEach((k, index) => {
-      this.keys.set(k.item, k.location, { config: k, index, authority: new Map(), days: new KeyDays() });
+      this.keys.set(k.item, k.location, { config: k, index, days: new KeyDays() });
     });
   }
 
@@ -103,12 +104,20 @@ export class FastOracle {
     if (!state) return verdict('UNKNOWN_KEY');
     if (state.config.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
-    const known = state.authority.get(envelope.txn);
-    if (known && envelope.rev < known.rev) return verdict('STALE');
-    if (known && envelope.rev === known.rev) {
-      const same = known.day === envelope.day && (envelope.qty === undefined || known.qty === envelope.qty);
-      return verdict(same ? 'DUPLICATE' : 'CONFLICT');
+    const authority = this.authority;
+    let entry = authority.find(state.index, envelope.txn);
+    let known: Revision | undefined;
+    if (entry === unknownTxn) entry = authority.add(state.index, envelope.txn);
+    else {
+      const rev = authority.rev(entry);
+      known = { day: authority.day(entry), qty: authority.qty(entry) };
+      if (envelope.rev < rev) return verdict('STALE');
+      if (envelope.rev === rev) {
+        const same = known.day === envelope.day && (envelope.qty === undefined || known.qty === envelope.qty);
+        return verdict(same ? 'DUPLICATE' : 'CONFLICT');
+      }
     }
+    authority.set(entry, envelope.rev, envelope.day, envelope.qty ?? 0);
     this.apply(state, envelope, known, record.offset, onVersion);
     return verdict('APPLIED');
   }
@@ -120,8 +129,7 @@ export class FastOracle {
     offset: number,
     onVersion: (v: OracleVersion) => void,
   ): void {
-    const next: Revision = { rev: envelope.rev, day: envelope.day, qty: envelope.qty ?? 0 };
-    state.authority.set(envelope.txn, next);
+    const next: Revision = { day: envelope.day, qty: envelope.qty ?? 0 };
     const { days } = state;
     // Insert the new day first: inserting shifts the slots after it.
     const newSlot = next.day === undefined ? undefined : days.slotOf(next.day);
