@@ -58,7 +58,7 @@ export class TransportJudge {
       this.differences.add('topic', versionLabel(id), wantRecord, gotRecord);
       return;
     }
-    day.flags[id.version - 1] = (day.flags[id.version - 1] as number) | seenOnTopic;
+    this.ledger.mark(day, id.version, seenOnTopic);
     if (id.version === day.storeLatest && day.latestCopy < 0) day.latestCopy = got.offset;
   }
 
@@ -84,12 +84,13 @@ export class TransportJudge {
     const notDrained: string[] = [];
     let storeDays = 0;
     for (const day of days) {
-      day.flags.forEach((flags, i) => {
+      for (let version = 1; version <= day.count; version++) {
+        const flags = this.ledger.flags(day, version);
         if (flags & publishedInOutbox && !(flags & seenOnTopic)) {
-          const want = this.ledger.version(day, i + 1) as ExpectedVersion;
+          const want = this.ledger.version(day, version) as ExpectedVersion;
           this.differences.add('topic', versionLabel(want), topicRecordOf(want), null);
         }
-      });
+      }
     }
     const [ends, frontiers] = [this.outputEnds, this.viewFrontiers];
     for (const partition of [...new Set([...ends.keys(), ...frontiers.keys()])].sort((a, b) => a - b)) {

@@ -2,114 +2,139 @@
  * The fast oracle's authority (domain.md §4): per (stock key, transaction) the authoritative
  * revision, its day (or none: a cancel) and its quantity. It is the one part of the
  * verifier's memory that grows with the history (a correction may name any transaction ever
- * posted), so it is packed: the transaction ids' UTF-16 code units in one arena, the fields
- * in typed columns, and an open-addressing table of entry numbers — about 50 bytes per
- * transaction against ~150 for a Map of objects (issue 14: 1,000,000 transactions must fit
- * in a 300 MB verifier). Days are interned: a ledger has few of them.
+ * posted), so it is packed as domain.md §3 allows: a txn is 1–64 ASCII characters, so its
+ * bytes go into one arena; `rev` (1 … 2^31−1), `qty` (±10^9) and the interned day with the
+ * id's length fit 32-bit columns (chunked-column.ts: they grow without copies); an
+ * open-addressing table holds entry numbers. About 20 bytes of columns, the id's bytes and 4–8 bytes of table per transaction,
+ * against ~150 for a Map of objects (issue 14: 1,000,000 transactions in a 300 MB verifier).
  */
+import { ChunkedColumn } from './chunked-column.js';
 
 /** Entry number of a transaction not (yet) known. */
 export const unknownTxn = -1;
 /** Day id of a cancel (no day). */
 export const noDay = -1;
 
-const initialEntries = 1024;
+/** domain.md §3: a txn has at most 64 characters. */
+const txnLengthMax = 64;
+const lengthBits = 7;
+const lengthMask = (1 << lengthBits) - 1;
+/** Arena blocks: an id never straddles two, so at most 63 bytes per block are left unused. */
+const arenaBlockBits = 20;
+const arenaBlockSize = 1 << arenaBlockBits;
+/** `start` is a Uint32: 4 GiB of ids. */
+const arenaBlocksMax = 2 ** (32 - arenaBlockBits);
+const initialSlots = 1024;
 
 export class TxnAuthority {
-  /** Open addressing, load ≤ 1/2: entry number + 1, 0 empty. */
-  private slots = new Int32Array(initialEntries * 2);
-  private chars = new Uint16Array(initialEntries * 16);
-  private charsUsed = 0;
-  private start = new Uint32Array(initialEntries);
-  private length = new Int32Array(initialEntries);
-  private keyOf = new Int32Array(initialEntries);
-  private revs = new Float64Array(initialEntries);
-  private qtys = new Float64Array(initialEntries);
-  private dayIds = new Int32Array(initialEntries);
+  /** Open addressing, load ≤ 3/4: entry number + 1, 0 empty. */
+  private slots = new Int32Array(initialSlots);
+  private readonly arena: Uint8Array[] = [];
+  /** Bytes used of the last arena block. */
+  private arenaUsed = arenaBlockSize;
+  private readonly start = new ChunkedColumn((n) => new Uint32Array(n));
+  /** (day id + 1) << 7 | the id's length: a day id below 2^25 (there are 3.65 million calendar days). */
+  private readonly dayAndLength = new ChunkedColumn((n) => new Uint32Array(n));
+  private readonly keyOf = new ChunkedColumn((n) => new Int32Array(n));
+  private readonly revs = new ChunkedColumn((n) => new Int32Array(n));
+  private readonly qtys = new ChunkedColumn((n) => new Int32Array(n));
   private readonly dayIdByName = new Map<string, number>();
   private readonly dayNames: string[] = [];
   count = 0;
 
   /** The entry of (key, txn), or `unknownTxn`. */
   find(key: number, txn: string): number {
-    const hash = hashOf(key, txn);
     const mask = this.slots.length - 1;
-    for (let i = hash & mask; ; i = (i + 1) & mask) {
+    for (let i = hashOf(key, txn) & mask; ; i = (i + 1) & mask) {
       const slot = this.slots[i] as number;
       if (slot === 0) return unknownTxn;
       const entry = slot - 1;
-      if (this.keyOf[entry] === key && this.sameTxn(entry, txn)) return entry;
+      if (this.keyOf.get(entry) === key && this.sameTxn(entry, txn)) return entry;
     }
   }
 
   /** A new entry for (key, txn), which `find` did not know. */
   add(key: number, txn: string): number {
-    if (this.count === this.revs.length) this.growEntries();
-    if ((this.count + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    if ((this.count + 1) * 4 > this.slots.length * 3) this.rehash(this.slots.length * 2);
     const entry = this.count++;
-    const hash = hashOf(key, txn);
-    this.keyOf[entry] = key;
+    this.keyOf.set(entry, key);
     this.storeTxn(entry, txn);
-    this.place(entry, hash);
+    this.place(entry, hashOf(key, txn));
     return entry;
   }
 
   rev(entry: number): number {
-    return this.revs[entry] as number;
+    return this.revs.get(entry);
   }
 
   qty(entry: number): number {
-    return this.qtys[entry] as number;
+    return this.qtys.get(entry);
   }
 
   /** The entry's day, undefined for a cancel. */
   day(entry: number): string | undefined {
-    const id = this.dayIds[entry] as number;
+    const id = (this.dayAndLength.get(entry) >>> lengthBits) - 1;
     return id === noDay ? undefined : this.dayNames[id];
   }
 
-  /** Makes (rev, day, qty) the entry's authority. */
+  /** Makes (rev, day, qty) the entry's authority; rev and qty as domain.md §3 bounds them. */
   set(entry: number, rev: number, day: string | undefined, qty: number): void {
-    this.revs[entry] = rev;
-    this.qtys[entry] = qty;
-    this.dayIds[entry] = day === undefined ? noDay : this.dayId(day);
+    if (rev !== (rev | 0) || qty !== (qty | 0)) throw new RangeError(`verify: rev ${rev} or qty ${qty} out of range`);
+    this.revs.set(entry, rev);
+    this.qtys.set(entry, qty);
+    const id = day === undefined ? noDay : this.dayId(day);
+    this.dayAndLength.set(entry, (((id + 1) << lengthBits) | this.lengthOf(entry)) >>> 0);
   }
 
   private dayId(day: string): number {
     let id = this.dayIdByName.get(day);
     if (id === undefined) {
       id = this.dayNames.length;
+      if (id + 1 >= 2 ** (32 - lengthBits))
+        throw new RangeError('verify: more distinct days than there are calendar days');
       this.dayNames.push(day);
       this.dayIdByName.set(day, id);
     }
     return id;
   }
 
+  private lengthOf(entry: number): number {
+    return this.dayAndLength.get(entry) & lengthMask;
+  }
+
   private sameTxn(entry: number, txn: string): boolean {
-    if (this.length[entry] !== txn.length) return false;
-    const from = this.start[entry] as number;
-    for (let i = 0; i < txn.length; i++) if (this.chars[from + i] !== txn.charCodeAt(i)) return false;
+    if (this.lengthOf(entry) !== txn.length) return false;
+    const at = this.start.get(entry);
+    const block = this.arena[at >>> arenaBlockBits] as Uint8Array;
+    const from = at & (arenaBlockSize - 1);
+    for (let i = 0; i < txn.length; i++) if (block[from + i] !== txn.charCodeAt(i)) return false;
     return true;
   }
 
   private storeTxn(entry: number, txn: string): void {
-    const needed = this.charsUsed + txn.length;
-    if (needed > 0xffffffff) throw new RangeError('verify: transaction ids exceed 2^32 code units');
-    if (needed > this.chars.length)
-      this.chars = grown(this.chars, Math.max(needed, Math.ceil(this.chars.length * 1.5)));
-    for (let i = 0; i < txn.length; i++) this.chars[this.charsUsed + i] = txn.charCodeAt(i);
-    this.start[entry] = this.charsUsed;
-    this.length[entry] = txn.length;
-    this.charsUsed += txn.length;
+    if (txn.length < 1 || txn.length > txnLengthMax) throw new RangeError(`verify: txn of ${txn.length} characters`);
+    if (this.arenaUsed + txn.length > arenaBlockSize) {
+      if (this.arena.length === arenaBlocksMax) throw new RangeError('verify: transaction ids exceed 4 GiB');
+      this.arena.push(new Uint8Array(arenaBlockSize));
+      this.arenaUsed = 0;
+    }
+    const block = this.arena[this.arena.length - 1] as Uint8Array;
+    const offset = this.arenaUsed;
+    for (let i = 0; i < txn.length; i++) {
+      const unit = txn.charCodeAt(i);
+      if (unit > 0x7f) throw new RangeError(`verify: txn ${JSON.stringify(txn)} is not ASCII`);
+      block[offset + i] = unit;
+    }
+    this.start.set(entry, (this.arena.length - 1) * arenaBlockSize + offset);
+    this.dayAndLength.set(entry, txn.length);
+    this.arenaUsed += txn.length;
   }
 
   private storedHash(entry: number): number {
-    return hashOfStored(
-      this.keyOf[entry] as number,
-      this.chars,
-      this.start[entry] as number,
-      this.length[entry] as number,
-    );
+    const at = this.start.get(entry);
+    const block = this.arena[at >>> arenaBlockBits] as Uint8Array;
+    const from = at & (arenaBlockSize - 1);
+    return hashOfBytes(this.keyOf.get(entry), block, from, this.lengthOf(entry));
   }
 
   private place(entry: number, hash: number): void {
@@ -124,23 +149,11 @@ export class TxnAuthority {
     for (let entry = 0; entry < this.count; entry++) this.place(entry, this.storedHash(entry));
   }
 
-  private growEntries(): void {
-    const n = Math.ceil(this.revs.length * 1.5);
-    this.start = grown(this.start, n);
-    this.length = grown(this.length, n);
-    this.keyOf = grown(this.keyOf, n);
-    this.revs = grown(this.revs, n);
-    this.qtys = grown(this.qtys, n);
-    this.dayIds = grown(this.dayIds, n);
+  /** Bytes held, for the stats. */
+  get bytes(): number {
+    const columns = [this.start, this.dayAndLength, this.keyOf, this.revs, this.qtys];
+    return this.slots.byteLength + this.arena.length * arenaBlockSize + columns.reduce((s, c) => s + c.bytes, 0);
   }
-}
-
-type Column = Int32Array | Uint32Array | Uint16Array | Float64Array;
-
-function grown<T extends Column>(column: T, size: number): T {
-  const next = new (column.constructor as new (n: number) => T)(size);
-  next.set(column);
-  return next;
 }
 
 /** FNV-1a over the key number and the id's code units. */
@@ -151,8 +164,8 @@ function hashOf(key: number, txn: string): number {
 }
 
 /** `hashOf` of a stored entry, from the arena (a rehash has no strings). */
-function hashOfStored(key: number, chars: Uint16Array, from: number, length: number): number {
+function hashOfBytes(key: number, bytes: Uint8Array, from: number, length: number): number {
   let h = Math.imul(0x811c9dc5 ^ key, 0x01000193);
-  for (let i = from; i < from + length; i++) h = Math.imul(h ^ (chars[i] as number), 0x01000193);
+  for (let i = from; i < from + length; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
   return h ^ (h >>> 15);
 }

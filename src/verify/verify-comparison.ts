@@ -91,7 +91,8 @@ interface Judged {
 const text = new TextDecoder();
 
 export class VerifyComparison {
-  private readonly oracle: FastOracle;
+  /** Dropped once the source is read: its authority is most of the verifier's memory. */
+  private oracle: FastOracle | undefined;
   readonly ledger: VersionLedger;
   readonly differences = new DifferenceList();
   private readonly transport: TransportJudge;
@@ -121,6 +122,7 @@ export class VerifyComparison {
   sourceRecord(record: SourceRecord): void {
     const merge = this.openMerge(record.partition);
     this.counts.records += 1;
+    if (!this.oracle) throw new Error('verify: a source record after the source was read');
     const decision = this.oracle.judge(record, (v) => this.ledger.add(v));
     // Only a quarantined record's bytes are compared: the others are not kept while queued.
     merge.pushSource({ offset: record.offset, decision, record: decision.quarantined ? record : undefined });
@@ -154,6 +156,12 @@ export class VerifyComparison {
     this.merge = undefined;
   }
 
+  /** Every source partition has been compared: the oracle's work is done, its versions are laid out. */
+  sourceRead(): void {
+    this.oracle = undefined;
+    this.ledger.seal();
+  }
+
   /** A decision row of a partition the source does not have (beyond its partition count): extra. */
   strayDecision(got: StoredDecision): void {
     this.counts.decisions += 1;
@@ -166,7 +174,7 @@ export class VerifyComparison {
     const day = this.ledger.dayOf(got.item, got.location, got.day);
     day.storeLatest = Math.max(day.storeLatest, got.version);
     const want = this.expectedVersion(day, got.version);
-    if (want) day.flags[got.version - 1] = (day.flags[got.version - 1] as number) | seenInStore;
+    if (want) this.ledger.mark(day, got.version, seenInStore);
     if (!want || !sameVersion(want, got)) {
       this.differences.add('output', versionLabel(got), want ? versionFields(want) : null, storeVersionFields(got));
     }
@@ -177,10 +185,7 @@ export class VerifyComparison {
     if (!got.published) this.counts.outbox_pending += 1;
     const day = this.ledger.dayOf(got.item, got.location, got.day);
     const want = this.expectedVersion(day, got.version);
-    const i = got.version - 1;
-    if (this.ledger.version(day, got.version)) {
-      day.flags[i] = (day.flags[i] as number) | (got.published ? publishedInOutbox : 0) | (want ? seenInOutbox : 0);
-    }
+    this.ledger.mark(day, got.version, (got.published ? publishedInOutbox : 0) | (want ? seenInOutbox : 0));
     const gotRecord = { partition: got.partition, key: text.decode(got.key), value: text.decode(got.value) };
     const wantRecord = want ? this.topicRecordOf(want) : null;
     if (!wantRecord || !sameRecord(wantRecord, gotRecord)) {
@@ -249,10 +254,10 @@ export class VerifyComparison {
 
   /** Every version of the day the store and outbox should hold by now and do not. */
   private judgeMissingVersions(day: LedgerDay): void {
-    for (let version = 1; version <= day.closings.length; version++) {
+    for (let version = 1; version <= day.count; version++) {
       const want = this.expectedVersion(day, version);
       if (!want) continue;
-      const flags = day.flags[version - 1] as number;
+      const flags = this.ledger.flags(day, version);
       if (!(flags & seenInStore)) this.differences.add('output', versionLabel(want), versionFields(want), null);
       if (!(flags & seenInOutbox)) this.differences.add('outbox', versionLabel(want), this.topicRecordOf(want), null);
     }

@@ -164,6 +164,7 @@ async function compareAll(
     bound: run.outputTopic !== undefined,
   });
   await run.clock.time('source', () => compareSource(client, nsId, comparison, run));
+  comparison.sourceRead();
   // The source must still be the one bounded: a topic recreated or truncated meanwhile is
   // another history, so nothing read is trusted.
   await reobserve();
