@@ -6,8 +6,10 @@
 # come from a CA the stack makes at first start (.stack/tls/ca.pem); a ready librdkafka
 # client file for the secured listener is .stack/kafka-client-sasl.properties.
 #
-#   stack.sh up [--reset]   start both (idempotent); --reset wipes .stack/ first
-#   stack.sh down           stop both, keep their data
+#   stack.sh up [--reset] [--brokers 1|3]
+#                           start both (idempotent); --reset wipes .stack/ first;
+#                           --brokers 3 runs a 3-node KRaft cluster instead of one broker
+#   stack.sh down           stop both (whichever broker layout runs), keep their data
 #   stack.sh fetch          resolve the Kafka jars into the cache (no start)
 #   stack.sh status         say what runs
 #   stack.sh tool CLASS ARGS run a Kafka tool class with the stack's jars, e.g.
@@ -15,14 +17,22 @@
 #                           --bootstrap-server 127.0.0.1:19092 --describe --group G
 #
 # With a Docker engine it runs compose.yaml (Redpanda + PostgreSQL). Without one it
-# runs Apache Kafka (KRaft, single node) from Maven Central jars on the machine's
+# runs Apache Kafka (KRaft, a single node by default) from Maven Central jars on the machine's
 # Java 17 and a private PostgreSQL cluster made with the machine's initdb, both with
 # data and logs under .stack/. Every failure is one line on stderr and exit 1.
+#
+# --brokers 3 (native only): three nodes, each broker and controller (a 3-voter quorum), on
+# 127.0.0.1:19092, 19192 and 19292 (SASL_SSL on 19094/19194/19294, controllers on
+# 19093/19193/19293), node N's data and logs in .stack/kafka-cluster/node-N. The single
+# broker's data (.stack/kafka) is kept apart. Both layouts serve 19092, so one runs at a
+# time: up with the other layout running is a one-line error (run down first).
 #
 # A running native stack (this checkout's or another's) whose configuration is older
 # than this script's (stack_config below) is restarted into the new one, keeping its
 # data. AMENDS_STACK_DIR and AMENDS_STACK_{KAFKA,SASL,CONTROLLER,PG}_PORT move a private
-# copy elsewhere (to try this script without touching the shared stack).
+# copy elsewhere (to try this script without touching the shared stack); the secured and
+# controller ports default to the plaintext port + 2 and + 1, and a cluster's node N
+# listens on each of them + (N-1)*100.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,8 +43,9 @@ stack="$own_stack"
 cache="${AMENDS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/amends}"
 kafka_pom="$root/stack/kafka/pom.xml"
 broker_port=${AMENDS_STACK_KAFKA_PORT:-19092}
-sasl_port=${AMENDS_STACK_SASL_PORT:-19094}
-controller_port=${AMENDS_STACK_CONTROLLER_PORT:-19093}
+# The secured and controller listeners sit next to the plaintext one unless moved on their own.
+sasl_port=${AMENDS_STACK_SASL_PORT:-$((broker_port + 2))}
+controller_port=${AMENDS_STACK_CONTROLLER_PORT:-$((broker_port + 1))}
 pg_port=${AMENDS_STACK_PG_PORT:-15432}
 # Bump when the services' configuration changes: a running stack with an older marker is restarted.
 stack_config=2
@@ -62,14 +73,19 @@ listener_pid() { ss -ltnpH "sport = :$1" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\
 amends_stack_on_port() {
   local pid; pid=$(listener_pid "$1")
   [ -n "$pid" ] || return 1
-  local cmd; cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-  case "$cmd" in
-    *kafka.Kafka*/.stack/kafka/server.properties*)
-      local props="${cmd##*kafka.Kafka }"; echo "${props%/kafka/server.properties*}" ;;
-    *) # PostgreSQL: the postmaster's data directory lives in /proc/pid/cwd.
-       local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
-       case "$cwd" in */.stack/postgres/data) echo "${cwd%/postgres/data}" ;; *) return 1 ;; esac ;;
+  local props; props=$(kafka_props_of "$pid")
+  case "$props" in
+    */.stack/kafka/server.properties) echo "${props%/kafka/server.properties}"; return 0 ;;
+    */.stack/kafka-cluster/node-*/server.properties) echo "${props%/kafka-cluster/node-*}"; return 0 ;;
   esac
+  # PostgreSQL: the postmaster's data directory lives in /proc/pid/cwd.
+  local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
+  case "$cwd" in */.stack/postgres/data) echo "${cwd%/postgres/data}" ;; *) return 1 ;; esac
+}
+
+# The server.properties a Kafka broker process runs (the argument after kafka.Kafka), if any.
+kafka_props_of() {
+  tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | sed -n '/^kafka\.Kafka$/{n;p;q;}'
 }
 
 # When another checkout's amends stack already runs on our ports, its services (and their
@@ -124,18 +140,19 @@ tls_make() {
 # (librdkafka names, as kcat -F and amends --kafka-config read them).
 # Written into this checkout's stack directory and, when the services live in another
 # checkout's, into that one too.
+# $1 is the running layout (single or cluster): the file lists each of its brokers.
 client_files() {
-  client_file_in "$own_stack"
-  [ "$stack" -ef "$own_stack" ] || client_file_in "$stack"
+  client_file_in "$own_stack" "$1"
+  [ "$stack" -ef "$own_stack" ] || client_file_in "$stack" "$1"
 }
 
 client_file_in() {
-  local into="$1"
+  local into="$1" layout="$2"
   mkdir -p "$into/tls"
   [ "$(tls_dir)/ca.pem" -ef "$into/tls/ca.pem" ] || cp "$(tls_dir)/ca.pem" "$into/tls/ca.pem"
   cat >"$into/kafka-client-sasl.properties" <<PROPS
 # Written by scripts/stack.sh: the local broker's SASL_SSL listener (local-only credentials).
-bootstrap.servers=127.0.0.1:$sasl_port
+bootstrap.servers=$(layout_addresses "$layout" "$sasl_port")
 security.protocol=SASL_SSL
 sasl.mechanism=SCRAM-SHA-512
 sasl.username=$sasl_user
@@ -145,10 +162,22 @@ PROPS
 }
 
 # ---------------------------------------------------------------- Kafka (native)
+#
+# Two layouts, never both at once in one stack directory (both serve 127.0.0.1:19092):
+# - single (the default): one KRaft node that is broker and controller, in $stack/kafka;
+# - cluster (up --brokers 3): three nodes, each broker and controller (a 3-voter quorum),
+#   node N in $stack/kafka-cluster/node-N with the single node's ports plus (N-1)*100:
+#   plaintext 19092/19192/19292, controller 19093/19193/19293, SASL_SSL 19094/19194/19294.
+# A node is named by a key: "single", or the cluster node's id (1..cluster_size).
+
+# Three is the smallest quorum that survives losing a node, and the smallest cluster where
+# replication factor 3 with min.insync.replicas=2 keeps accepting writes with one broker down.
+cluster_size=3
+cluster_port_step=100
+cluster_min_isr=2
 
 kafka_version() { sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$kafka_pom"; }
 kafka_lib() { echo "$cache/kafka-$(kafka_version)-$(sha256sum "$kafka_pom" | cut -c1-12)/lib"; }
-kafka_pid_file() { echo "$stack/kafka/kafka.pid"; }
 
 fetch_kafka() {
   local lib; lib=$(kafka_lib)
@@ -169,18 +198,53 @@ java_ok() {
   [ "${major%%.*}" -ge 17 ] 2>/dev/null || die "Java $major found: Kafka 4 needs Java 17 or newer"
 }
 
-# The broker's pid: its pid file, or (a broker started without one) the listener's.
-kafka_pid() {
-  local f; f=$(kafka_pid_file)
+layout_nodes() { case "$1" in single) echo single ;; cluster) seq 1 "$cluster_size" ;; esac; }
+# Where a layout keeps what is shared by its nodes (the SCRAM user's marker, the cluster id).
+layout_dir() { case "$1" in single) echo "$stack/kafka" ;; cluster) echo "$stack/kafka-cluster" ;; esac; }
+layout_name() { case "$1" in single) echo "the single-broker stack" ;; cluster) echo "the $cluster_size-broker cluster" ;; esac; }
+node_dir() { case "$1" in single) echo "$stack/kafka" ;; *) echo "$stack/kafka-cluster/node-$1" ;; esac; }
+node_name() { case "$1" in single) echo "the broker" ;; *) echo "broker $1" ;; esac; }
+# node_port KEY BASE: the node's port of the listener whose single-node port is BASE.
+node_port() { case "$1" in single) echo "$2" ;; *) echo $(($2 + ($1 - 1) * cluster_port_step)) ;; esac; }
+node_pid_file() { echo "$(node_dir "$1")/kafka.pid"; }
+
+# host:port,… of a layout's listener whose single-node port is BASE.
+layout_addresses() {
+  local key list=""
+  for key in $(layout_nodes "$1"); do list+="${list:+,}127.0.0.1:$(node_port "$key" "$2")"; done
+  echo "$list"
+}
+
+cluster_voters() {
+  local n list=""
+  for n in $(layout_nodes cluster); do list+="${list:+,}$n@127.0.0.1:$(node_port "$n" "$controller_port")"; done
+  echo "$list"
+}
+
+# The node's pid: its pid file, or (a broker started without one) the listener's on the
+# node's port, when that listener runs this very node's server.properties: a broker of
+# another checkout on the same port is never taken for ours (down must not stop it).
+node_pid() {
+  local f; f=$(node_pid_file "$1")
   if [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then cat "$f"; return 0; fi
-  local pid; pid=$(listener_pid "$broker_port")
-  [ -n "$pid" ] && amends_stack_on_port "$broker_port" >/dev/null && { echo "$pid"; return 0; }
+  local pid props; pid=$(listener_pid "$(node_port "$1" "$broker_port")")
+  [ -n "$pid" ] && props=$(kafka_props_of "$pid") && [ -n "$props" ] \
+    && [ "$props" -ef "$(node_dir "$1")/server.properties" ] && { echo "$pid"; return 0; }
   return 1
 }
-kafka_running() { kafka_pid >/dev/null; }
+node_running() { node_pid "$1" >/dev/null; }
 
-# The running broker was started with this script's configuration.
-kafka_current() { grep -qxF "$stack_config_marker" "$stack/kafka/server.properties" 2>/dev/null; }
+# The layout whose broker(s) run in $stack (a cluster counts when any of its nodes runs).
+running_layout() {
+  local layout key
+  for layout in single cluster; do
+    for key in $(layout_nodes "$layout"); do node_running "$key" && { echo "$layout"; return 0; }; done
+  done
+  return 1
+}
+
+# The running node was started with this script's configuration.
+node_current() { grep -qxF "$stack_config_marker" "$(node_dir "$1")/server.properties" 2>/dev/null; }
 
 # Sets java_cmd: the JVM and class path of the broker and its tools.
 java_cmd=()
@@ -190,15 +254,25 @@ set_java_cmd() {
 }
 
 write_server_properties() {
-  local dir="$stack/kafka" tls; tls=$(tls_dir)
+  local key="$1" dir tls; dir=$(node_dir "$key"); tls=$(tls_dir)
+  local port sasl controller; port=$(node_port "$key" "$broker_port")
+  sasl=$(node_port "$key" "$sasl_port"); controller=$(node_port "$key" "$controller_port")
+  local header node_id voters rf min_isr
+  if [ "$key" = single ]; then
+    header="a single KRaft node that is broker and controller."
+    node_id=1 voters="1@127.0.0.1:$controller_port" rf=1 min_isr=1
+  else
+    header="node $key of a $cluster_size-node KRaft cluster, each node broker and controller."
+    node_id=$key voters=$(cluster_voters) rf=$cluster_size min_isr=$cluster_min_isr
+  fi
   cat >"$dir/server.properties" <<PROPS
-# Written by scripts/stack.sh: a single KRaft node that is broker and controller.
+# Written by scripts/stack.sh: $header
 $stack_config_marker
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$broker_port,SASL_SSL://127.0.0.1:$sasl_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,SASL_SSL://127.0.0.1:$sasl_port
+node.id=$node_id
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sasl,CONTROLLER://127.0.0.1:$controller
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sasl
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
@@ -212,86 +286,158 @@ log.dirs=$dir/data
 auto.create.topics.enable=false
 delete.topic.enable=true
 num.partitions=2
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=$rf
 offsets.topic.num.partitions=8
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$min_isr
 transaction.state.log.num.partitions=4
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 group.min.session.timeout.ms=6000
 PROPS
 }
 
-kafka_up() {
-  java_ok; fetch_kafka; tls_make
-  if kafka_running; then
-    if kafka_current; then
-      { port_open "$broker_port" && port_open "$sasl_port"; } || wait_kafka
-      # A start that died before its SCRAM user was set gets it now.
-      [ -f "$stack/kafka/scram-user.done" ] || kafka_scram_user
-      return 0
-    fi
-    say "restarting the broker in $stack/kafka into stack config $stack_config (secured listener on $sasl_port; data kept)"
-    kafka_down
-  elif port_open "$broker_port"; then
-    die "port $broker_port is taken by a process that is not an amends broker: stop it, then run npm run up again"
+# Refuses to start LAYOUT where the other layout runs: both serve the same first port, and
+# stopping a running broker that someone may be using is the user's call, not up's.
+kafka_layout_free() {
+  local want="$1" running
+  running=$(running_layout) || return 0
+  [ "$running" = "$want" ] && return 0
+  local again="npm run up" where=""
+  [ "$want" = cluster ] && again="npm run up -- --brokers $cluster_size"
+  [ "$stack" -ef "$own_stack" ] || where=" in its checkout"
+  die "$(layout_name "$running") is up in $stack: stop it first (npm run down$where, data kept), then $again"
+}
+
+# The ports of a node about to start: each must be free.
+node_ports_free() {
+  local key="$1" port
+  if [ "$key" = single ]; then
+    port_open "$broker_port" && die "port $broker_port is taken by a process that is not an amends broker: stop it, then run npm run up again"
+    for port in "$sasl_port" "$controller_port"; do
+      port_open "$port" && die "port $port (the broker's secured or controller listener) is taken by another process: stop it, then run npm run up again"
+    done
+    return 0
   fi
-  local port
-  for port in "$sasl_port" "$controller_port"; do
-    port_open "$port" && die "port $port (the broker's secured or controller listener) is taken by another process: stop it, then run npm run up again"
+  for port in $(node_port "$key" "$broker_port") $(node_port "$key" "$sasl_port") $(node_port "$key" "$controller_port"); do
+    port_open "$port" && die "port $port (a listener of broker $key of the cluster) is taken by another process: stop it, then run npm run up -- --brokers $cluster_size again"
   done
-  local dir="$stack/kafka"; set_java_cmd
+  return 0
+}
+
+kafka_up() {
+  local layout="$1" key pid starting=()
+  java_ok; fetch_kafka; tls_make
+  for key in $(layout_nodes "$layout"); do
+    if node_running "$key"; then
+      node_current "$key" && continue
+      say "restarting $(node_name "$key") in $(node_dir "$key") into stack config $stack_config (secured listener on $(node_port "$key" "$sasl_port"); data kept)"
+      kafka_stop "$key"
+    fi
+    node_ports_free "$key"
+    starting+=("$key")
+  done
+  # Every storage formatted first, at once (a JVM each), then every node launched before
+  # any wait: a cluster node finishes starting only once a quorum of voters runs.
+  local formats=()
+  [ "$layout" = cluster ] && [ "${#starting[@]}" -gt 0 ] && cluster_id >/dev/null
+  for key in "${starting[@]}"; do node_prepare "$key" & formats+=("$!"); done
+  for pid in "${formats[@]}"; do wait "$pid" || exit 1; done
+  for key in "${starting[@]}"; do node_launch "$key"; done
+  for key in $(layout_nodes "$layout"); do wait_node "$key"; done
+  # A start that died before its SCRAM user was set gets it now.
+  if [ "${#starting[@]}" -gt 0 ] || [ ! -f "$(layout_dir "$layout")/scram-user.done" ]; then
+    kafka_scram_user "$layout"
+  fi
+}
+
+# The cluster's id, shared by its nodes' storage and kept in kafka-cluster/cluster.id. Made
+# here rather than with StorageTool random-uuid (one JVM start less): a Kafka Uuid is 16
+# random bytes in unpadded base64url, and Kafka never hands out one that starts with "-".
+cluster_id() {
+  local file id; file="$(layout_dir cluster)/cluster.id"
+  if [ ! -s "$file" ]; then
+    mkdir -p "$(layout_dir cluster)"
+    id=-
+    while [ "${id:0:1}" = - ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+    echo "$id" >"$file"
+  fi
+  cat "$file"
+}
+
+# A node's directory, configuration and (first time only) formatted storage. The cluster's
+# id is made before the nodes are prepared in parallel, so they all format with the same one.
+node_prepare() {
+  local key="$1" dir; dir=$(node_dir "$key"); set_java_cmd
   mkdir -p "$dir/data" "$dir/logs"
-  write_server_properties
+  write_server_properties "$key"
   if [ ! -f "$dir/data/meta.properties" ]; then
     local cluster_id
-    cluster_id=$("${java_cmd[@]}" kafka.tools.StorageTool random-uuid 2>>"$dir/logs/format.log" | tail -n 1)
+    if [ "$key" = single ]; then
+      cluster_id=$("${java_cmd[@]}" kafka.tools.StorageTool random-uuid 2>>"$dir/logs/format.log" | tail -n 1)
+    else
+      cluster_id=$(cat "$(layout_dir cluster)/cluster.id")
+    fi
     "${java_cmd[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$dir/server.properties" \
       >>"$dir/logs/format.log" 2>&1 || die "could not format the Kafka storage; see $dir/logs/format.log"
   fi
+}
+
+node_launch() {
+  local key="$1" dir; dir=$(node_dir "$key"); set_java_cmd
   # A fresh log per start, so the readiness check cannot read an earlier start's line.
   [ -f "$dir/logs/server.log" ] && mv "$dir/logs/server.log" "$dir/logs/server.log.prev"
   # setsid: the broker must outlive the npm command that started it.
   setsid nohup "${java_cmd[@]}" kafka.Kafka "$dir/server.properties" >>"$dir/logs/server.log" 2>&1 </dev/null &
-  echo $! >"$(kafka_pid_file)"
-  wait_kafka
-  kafka_scram_user
+  echo $! >"$(node_pid_file "$key")"
 }
 
-wait_kafka() {
-  local i
+wait_node() {
+  local key="$1" dir port sasl i; dir=$(node_dir "$key")
+  port=$(node_port "$key" "$broker_port"); sasl=$(node_port "$key" "$sasl_port")
   for ((i = 0; i < start_wait_s * 2; i++)); do
-    kafka_running || die "the broker exited while starting; see $stack/kafka/logs/server.log"
-    if port_open "$broker_port" && port_open "$sasl_port" \
-      && grep -q 'Kafka Server started' "$stack/kafka/logs/server.log" 2>/dev/null; then
+    node_running "$key" || die "$(node_name "$key") exited while starting; see $dir/logs/server.log"
+    if port_open "$port" && port_open "$sasl" \
+      && grep -q 'Kafka Server started' "$dir/logs/server.log" 2>/dev/null; then
       return 0
     fi
     sleep 0.5
   done
-  die "the broker did not accept connections on 127.0.0.1:$broker_port within ${start_wait_s}s; see $stack/kafka/logs/server.log"
+  die "$(node_name "$key") did not accept connections on 127.0.0.1:$port within ${start_wait_s}s; see $dir/logs/server.log"
 }
 
 # The SCRAM credential of the secured listener's user, set through the plaintext listener
-# (KRaft keeps it in the metadata log; setting it again is harmless).
+# (KRaft keeps it in the metadata log, shared by every node; setting it again is harmless).
 kafka_scram_user() {
+  local into; into=$(layout_dir "$1")
   set_java_cmd
-  "${java_cmd[@]}" kafka.admin.ConfigCommand --bootstrap-server "127.0.0.1:$broker_port" --alter \
+  mkdir -p "$into/logs"
+  "${java_cmd[@]}" kafka.admin.ConfigCommand --bootstrap-server "$(layout_addresses "$1" "$broker_port")" --alter \
     --entity-type users --entity-name "$sasl_user" \
     --add-config "SCRAM-SHA-512=[iterations=8192,password=$sasl_password]" \
-    >>"$stack/kafka/logs/scram.log" 2>&1 \
-    || die "could not set the SCRAM user $sasl_user on the broker; see $stack/kafka/logs/scram.log"
-  touch "$stack/kafka/scram-user.done"
+    >>"$into/logs/scram.log" 2>&1 \
+    || die "could not set the SCRAM user $sasl_user on the broker; see $into/logs/scram.log"
+  touch "$into/scram-user.done"
 }
 
-kafka_down() {
-  local pid i
-  pid=$(kafka_pid) || { rm -f "$(kafka_pid_file)"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 60; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-  rm -f "$(kafka_pid_file)"
+# Stops the given nodes (default: every node of this stack directory, of either layout):
+# SIGTERM to all at once, so a cluster's brokers shut down while their quorum still stands,
+# then SIGKILL whatever still runs after 30 s.
+kafka_stop() {
+  local keys=("$@") key pid pids=() alive i
+  [ "${#keys[@]}" -gt 0 ] || keys=($(layout_nodes single) $(layout_nodes cluster))
+  for key in "${keys[@]}"; do
+    if pid=$(node_pid "$key"); then kill -TERM "$pid" 2>/dev/null || true; pids+=("$pid"); fi
+  done
+  for ((i = 0; i < 60; i++)); do
+    alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    [ "${#alive[@]}" -gt 0 ] || break
+    sleep 0.5
+  done
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true; done
+  for key in "${keys[@]}"; do rm -f "$(node_pid_file "$key")"; done
 }
 
 # ------------------------------------------------------------ PostgreSQL (native)
@@ -397,38 +543,65 @@ pg_down() {
 compose() { docker compose -f "$root/compose.yaml" "$@"; }
 
 up() {
-  local reset=false arg
-  for arg in "$@"; do
+  local reset=false brokers=1 layout arg
+  while [ "$#" -gt 0 ]; do
+    arg="$1"; shift
     case "$arg" in
       --reset) reset=true ;;
-      *) die "unknown option $arg (usage: npm run up [-- --reset])" ;;
+      --brokers=*) brokers="${arg#--brokers=}" ;;
+      --brokers) [ "$#" -gt 0 ] || die "--brokers needs a value: 1 or $cluster_size"; brokers="$1"; shift ;;
+      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size])" ;;
     esac
   done
+  case "$brokers" in
+    1) layout=single ;;
+    "$cluster_size") layout=cluster ;;
+    *) die "--brokers must be 1 (the default single broker) or $cluster_size (a KRaft cluster), not $brokers" ;;
+  esac
   if docker_engine; then
+    [ "$layout" = single ] || die "the $cluster_size-broker cluster runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one Redpanda broker)"
     $reset && compose down -v
     compose up -d --wait || die "docker compose could not start the stack (compose.yaml)"
   else
-    if $reset; then kafka_down; pg_down; rm -rf "$stack"; fi
+    if $reset; then kafka_stop; pg_down; rm -rf "$stack"; fi
     adopt_running_stack
+    # Before anything starts: the other layout holding the ports is one line, nothing touched.
+    kafka_layout_free "$layout"
     mkdir -p "$stack"
     pg_up
-    kafka_up
-    client_files
+    kafka_up "$layout"
+    client_files "$layout"
   fi
-  say "up: broker 127.0.0.1:$broker_port (SASL_SSL 127.0.0.1:$sasl_port, $own_stack/kafka-client-sasl.properties)," \
+  local brokers_said="broker 127.0.0.1:$broker_port (SASL_SSL 127.0.0.1:$sasl_port"
+  [ "$layout" = cluster ] && brokers_said="$cluster_size brokers $(layout_addresses cluster "$broker_port") (SASL_SSL $(layout_addresses cluster "$sasl_port")"
+  say "up: $brokers_said, $own_stack/kafka-client-sasl.properties)," \
     "database postgres://$pg_role:$pg_password@127.0.0.1:$pg_port/$pg_database (TLS CA $own_stack/tls/ca.pem)"
 }
 
 down() {
   # Only this checkout's own services: another checkout's stack is stopped from there.
-  if docker_engine; then compose down; else kafka_down; pg_down; fi
+  # Whichever layout runs here (single broker or cluster) is stopped.
+  if docker_engine; then compose down; else kafka_stop; pg_down; fi
   say "down (data kept)"
 }
+
+status_label() { case "$1" in single) echo broker ;; *) echo "broker $1" ;; esac; }
 
 status() {
   if docker_engine; then compose ps; return; fi
   adopt_running_stack
-  kafka_running && echo "broker: running (pid $(kafka_pid), $stack)" || echo "broker: stopped"
+  local layout key pid
+  if layout=$(running_layout); then
+    for key in $(layout_nodes "$layout"); do
+      if pid=$(node_pid "$key"); then
+        echo "$(status_label "$key"): running (pid $pid, 127.0.0.1:$(node_port "$key" "$broker_port"), $stack)"
+      else
+        echo "$(status_label "$key"): stopped (127.0.0.1:$(node_port "$key" "$broker_port"), $stack)"
+      fi
+    done
+  else
+    echo "broker: stopped"
+  fi
   pg_running && echo "database: running ($stack)" || echo "database: stopped"
 }
 

@@ -1,11 +1,11 @@
 /**
  * Creating a topic amends will rely on, source or output: never adopting an existing one,
- * with unlimited delete-only retention, and reading back what the broker actually made
- * (worker.md §1, transport.md "Output binding").
+ * with unlimited delete-only retention and, when asked, a floor of in-sync replicas, and
+ * reading back what the broker actually made (worker.md §1, transport.md "Output binding").
  */
 import { invalidInput, operationalError } from '../domain/amends-error.js';
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
-import { describeTopicConfig, retentionConfigNames } from './topic-config.js';
+import { describeTopicConfig } from './topic-config.js';
 
 /** Unlimited, delete-only retention: history is never removed under a namespace (worker.md §2). */
 export const safeTopicConfig: Readonly<Record<string, string>> = {
@@ -22,6 +22,8 @@ export interface SafeTopicRequest {
   topic: string;
   partitions: number;
   replicationFactor: number;
+  /** The topic's `min.insync.replicas`, or undefined to keep the broker's default. */
+  minInsyncReplicas: number | undefined;
   /** The command creating it, for diagnostics ("source-create never adopts a topic"). */
   command: string;
   /** What a failure after creation left undone, e.g. "nothing was bound: " (or ""). */
@@ -41,7 +43,12 @@ export async function createSafeTopic(admin: KafkaAdmin, request: SafeTopicReque
       `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): ${command} never adopts a topic; choose a new topic name`,
     );
   }
-  const creation = await admin.createTopic({ topic, partitions, replicationFactor, config: { ...safeTopicConfig } });
+  const creation = await admin.createTopic({
+    topic,
+    partitions,
+    replicationFactor,
+    config: { ...safeTopicConfig, ...insyncConfig(request.minInsyncReplicas) },
+  });
   switch (creation.outcome) {
     case 'created':
       break;
@@ -95,14 +102,31 @@ export async function servesEveryPartition(admin: KafkaAdmin, topic: string, par
   );
 }
 
-/** Reads the effective retention back: a broker that ignored a setting is caught here, not by a worker. */
-export async function checkSafeRetention(brokers: string, topic: string, consequence: string): Promise<void> {
-  const effective = await describeTopicConfig(brokers, topic, retentionConfigNames);
-  const wrong = retentionConfigNames.filter((name) => effective[name] !== safeTopicConfig[name]);
+const minInsyncName = 'min.insync.replicas';
+
+function insyncConfig(minInsyncReplicas: number | undefined): Record<string, string> {
+  return minInsyncReplicas === undefined ? {} : { [minInsyncName]: String(minInsyncReplicas) };
+}
+
+/**
+ * Reads the effective retention (and the in-sync floor, when the topic set one) back: a
+ * broker that ignored a setting is caught here, not by a worker or a lost write.
+ */
+export async function checkSafeRetention(
+  brokers: string,
+  topic: string,
+  minInsyncReplicas: number | undefined,
+  consequence: string,
+): Promise<void> {
+  const expected: Record<string, string> = { ...safeTopicConfig, ...insyncConfig(minInsyncReplicas) };
+  const names = Object.keys(expected);
+  const effective = await describeTopicConfig(brokers, topic, names);
+  const wrong = names.filter((name) => effective[name] !== expected[name]);
   if (wrong.length > 0) {
     const got = wrong.map((name) => `${name}=${effective[name] ?? '(absent)'}`).join(', ');
+    const want = names.map((name) => `${name}=${expected[name]}`).join(', ');
     throw operationalError(
-      `topic ${topic} was created but the broker reports ${got}, not unlimited delete-only retention; ${consequence}fix or delete topic ${topic} before use`,
+      `topic ${topic} was created but the broker reports ${got}, not ${want}; ${consequence}fix or delete topic ${topic} before use`,
     );
   }
 }

@@ -1,12 +1,13 @@
 /**
- * `amendsctl output-create --manifest M --topic OUT [--replication-factor 1] [--brokers B]`
+ * `amendsctl output-create --manifest M --topic OUT [--replication-factor 1]
+ * [--min-insync-replicas N] [--brokers B]`
  * (transport.md, Output binding): creates the namespace's output topic and records the
  * binding namespace → (topic, incarnation) in PostgreSQL.
  *
  * Order: register the namespace (worker.md §1); refuse when it is bound already (before the
  * broker is touched); refuse an existing topic (never adopts); create it with the source's
- * partition count and the source's retention safety settings; read its UUID back; read the
- * retention back; record the binding. A failed or unknown creation response proves nothing
+ * partition count, the source's retention safety settings and its in-sync floor
+ * (replication-flags.ts); read its UUID back; read those settings back; record the binding. A failed or unknown creation response proves nothing
  * about the topic: the diagnostic names it.
  */
 import { invalidInput, usageError } from '../../domain/amends-error.js';
@@ -20,24 +21,28 @@ import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
-
-const replicationFactorMax = 32;
+import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
 
 export const outputCreateCommand = defineCommand({
   name: 'output-create',
   summary: "create a namespace's output topic and record the binding",
-  help: `output-create --manifest M --topic OUT [--replication-factor 1]
+  help: `output-create --manifest M --topic OUT [--replication-factor 1] [--min-insync-replicas N]
 
   Creates the output topic OUT with the source's partition count and the same retention
-  safety settings (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1), reads back
-  its UUID and records the binding namespace -> (OUT, incarnation) in PostgreSQL, where
-  \`amends relay\` and \`amends view\` read it. Refuses an existing topic and a namespace
+  safety settings (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1) and, with a
+  replication factor of 2 or more, min.insync.replicas (2 with RF 3: the relay's acks=all
+  writes are on two brokers before they count as published), reads back its UUID and
+  those settings, and records the binding namespace -> (OUT, incarnation) in PostgreSQL,
+  where \`amends relay\` and \`amends view\` read it. Refuses an existing topic and a namespace
   that is bound already. Prints the binding as JSON. Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M              the namespace's manifest (required)
     --topic OUT               output topic to create (required)
-    --replication-factor N    replication factor (default 1, the local single-node stack)
+    --replication-factor N    replication factor (default 1, the local single-node stack;
+                              3 on the 3-broker cluster, npm run up -- --brokers 3)
+    --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
+                              at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
     --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
@@ -46,20 +51,18 @@ export const outputCreateCommand = defineCommand({
   flags: {
     manifest: { type: 'string', isRequired: true },
     topic: { type: 'string', isRequired: true },
-    replicationFactor: { type: 'number', default: 1 },
+    ...replicationFlags,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
     const topic = cli.flags.topic as string;
-    const { replicationFactor } = cli.flags;
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }
-    if (!Number.isSafeInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > replicationFactorMax) {
-      throw usageError(`--replication-factor must be an integer in [1, ${replicationFactorMax}]`);
-    }
+    const replication = topicReplicationFrom(cli.flags);
+    const minInsyncReplicas = replication.setsMinInsyncReplicas ? replication.minInsyncReplicas : undefined;
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
@@ -84,12 +87,13 @@ export const outputCreateCommand = defineCommand({
         createSafeTopic(admin, {
           topic,
           partitions,
-          replicationFactor,
+          replicationFactor: replication.replicationFactor,
+          minInsyncReplicas,
           command: 'output-create',
           consequence: 'nothing was bound: ',
         }),
       );
-      await checkSafeRetention(brokers, topic, 'nothing was bound: ');
+      await checkSafeRetention(brokers, topic, minInsyncReplicas, 'nothing was bound: ');
       const recorded = await recordBinding(db.pool, {
         namespace,
         outputTopic: topic,

@@ -1,14 +1,15 @@
 /**
  * `amendsctl source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
- * [--config FILE] [--brokers B]` (worker.md §1, cli.md): creates the source topic and prints
- * the manifest. It needs no database; with AMENDS_DATABASE_URL set it refuses a namespace
- * registered there before creating anything (unregistered-namespace.ts).
+ * [--min-insync-replicas N] [--config FILE] [--brokers B]` (worker.md §1, cli.md): creates
+ * the source topic and prints the manifest. It needs no database; with AMENDS_DATABASE_URL
+ * set it refuses a namespace registered there before creating anything
+ * (unregistered-namespace.ts).
  *
  * Order: every flag and the configuration are validated before the broker is touched; an
  * existing topic is refused (never adopted); the topic is created with unlimited
- * retention; its UUID is read back as the incarnation; the effective retention settings
- * are read back too (topic-config.ts) so a broker that ignored one is caught here, not by
- * the first worker.
+ * retention and its in-sync floor (replication-flags.ts); its UUID is read back as the
+ * incarnation; the effective retention settings (and the floor) are read back too
+ * (topic-config.ts) so a broker that ignored one is caught here, not by the first worker.
  *
  * Output: the manifest as pretty-printed JSON (2-space indent, members in domain.md §1
  * order, manifest-text.ts) on stdout: a file a person saves and reads; rebuild-create and
@@ -34,20 +35,23 @@ import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
+import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
 export const sourceTopicConfig = safeTopicConfig;
 
 const partitionsMax = 10_000;
-const replicationFactorMax = 32;
 
 export const sourceCreateCommand = defineCommand({
   name: 'source-create',
   summary: 'create a source topic and print its manifest',
-  help: `source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1] [--config FILE]
+  help: `source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
+                [--min-insync-replicas N] [--config FILE]
 
-  Creates the source topic T (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1),
-  reads back its UUID as the source incarnation, and prints the manifest
+  Creates the source topic T (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1;
+  with a replication factor of 2 or more also min.insync.replicas, 2 with RF 3, so a
+  loaded record is on two brokers before source-load counts it), reads back its UUID as
+  the source incarnation, and prints the manifest
   {"source_topic": T, "config": {…}} as JSON on stdout. Refuses a topic that already
   exists. Needs no database; when AMENDS_DATABASE_URL is set, it first refuses (exit 1)
   a namespace that is registered there already, and without it says on stderr that
@@ -57,7 +61,10 @@ export const sourceCreateCommand = defineCommand({
     --namespace NS            namespace name, [a-z0-9][a-z0-9-]{0,62} (required)
     --topic T                 source topic to create (required)
     --partitions N            partition count (default 2)
-    --replication-factor N    replication factor (default 1, the local single-node stack)
+    --replication-factor N    replication factor (default 1, the local single-node stack;
+                              3 on the 3-broker cluster, npm run up -- --brokers 3)
+    --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
+                              at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
     --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
                               (default: widget@berlin on partition 0, origin 2026-03-01)
     --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
@@ -69,13 +76,13 @@ export const sourceCreateCommand = defineCommand({
     namespace: { type: 'string', isRequired: true },
     topic: { type: 'string', isRequired: true },
     partitions: { type: 'number', default: defaultPartitions },
-    replicationFactor: { type: 'number', default: 1 },
+    ...replicationFlags,
     config: { type: 'string' },
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
-    const { partitions, replicationFactor } = cli.flags;
+    const { partitions } = cli.flags;
     const topic = cli.flags.topic as string;
     const namespace = namespaceFlag(cli.flags.namespace);
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
@@ -85,9 +92,8 @@ export const sourceCreateCommand = defineCommand({
     if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > partitionsMax) {
       throw usageError(`--partitions must be an integer in [1, ${partitionsMax}]`);
     }
-    if (!Number.isSafeInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > replicationFactorMax) {
-      throw usageError(`--replication-factor must be an integer in [1, ${replicationFactorMax}]`);
-    }
+    const replication = topicReplicationFrom(cli.flags);
+    const minInsyncReplicas = replication.setsMinInsyncReplicas ? replication.minInsyncReplicas : undefined;
     const configFile: ConfigFile =
       cli.flags.config === undefined
         ? defaultConfigFile
@@ -102,9 +108,16 @@ export const sourceCreateCommand = defineCommand({
     const check = await refuseRegisteredNamespace(io.env, namespace, 'source-create');
 
     const description = await withKafkaAdmin(brokers, `amendsctl-source-create-${process.pid}`, (admin) =>
-      createSafeTopic(admin, { topic, partitions, replicationFactor, command: 'source-create', consequence: '' }),
+      createSafeTopic(admin, {
+        topic,
+        partitions,
+        replicationFactor: replication.replicationFactor,
+        minInsyncReplicas,
+        command: 'source-create',
+        consequence: '',
+      }),
     );
-    await checkSafeRetention(brokers, topic, '');
+    await checkSafeRetention(brokers, topic, minInsyncReplicas, '');
 
     // Built in domain.md §1's member order, then validated again as a whole: the same
     // checks every later reader of this manifest applies.
