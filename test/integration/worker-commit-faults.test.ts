@@ -249,7 +249,20 @@ describe('amends worker: SIGTERM while a real SQL claim is blocked on the row lo
       expect(blocked[0]?.query).toMatch(/INSERT INTO partitions/);
       const blockedPid = blocked[0]?.pid;
 
-      const exit = await worker.stop('SIGTERM', 10_000);
+      // A full suite once saw worker_stopped logged at once and the process still alive 10 s
+      // later: on failure, say what its sessions were doing at the end.
+      const sessions = () =>
+        probe.pool.query(
+          'SELECT pid, state, wait_event_type, wait_event, left(query, 80) AS query FROM pg_stat_activity WHERE application_name = $1',
+          [applicationName],
+        );
+      const watch = setTimeout(() => {
+        sessions().then(
+          (r) => console.error(`claim-blocked worker still alive after 8 s; its sessions: ${JSON.stringify(r.rows)}`),
+          () => {},
+        );
+      }, 8_000);
+      const exit = await worker.stop('SIGTERM', 10_000).finally(() => clearTimeout(watch));
       expect({ code: exit.code, signal: exit.signal }, worker.tail()).toEqual({ code: 0, signal: null });
       expect(exit.ms).toBeLessThan(5_000);
       expect(diagnostics(worker)).toEqual([]);
