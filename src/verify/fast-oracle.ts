@@ -6,7 +6,8 @@
  * oracle-decoder.ts).
  *
  * It keeps the authority (one packed entry per transaction: the revision and what it says,
- * txn-authority.ts) and per stock key its days (key-days.ts). An APPLIED decision moves at most two posts; every later
+ * txn-authority.ts; per partition, cleared once the partition is judged) and per stock key its
+ * days (key-days.ts). An APPLIED decision moves at most two posts; every later
  * day's closing is recomputed from the authoritative totals (a Fenwick prefix sum, then a
  * running sum over the days after it) and compared with what S(K) showed, as §5 says. Time:
  * O(log days) per record plus O(1) per day visited; memory: the transactions and the days.
@@ -80,7 +81,15 @@ interface KeyState {
 
 export class FastOracle {
   private readonly keys = new PairMap<KeyState>();
-  private readonly authority = new TxnAuthority();
+  /**
+   * Per partition: a key's records all lie on its partition (others are ROUTING before any
+   * authority is looked up), so a partition's authority is cleared once it is judged whole and
+   * serves the next partition: memory follows the largest partition's transactions, not the
+   * topic's.
+   */
+  private readonly authorities = new Map<number, TxnAuthority>();
+  private readonly spare: TxnAuthority[] = [];
+  private readonly judgedWhole = new Set<number>();
 
   constructor(private readonly config: NamespaceConfig) {
     config.stock_keys.forEach((k, index) => {
@@ -104,7 +113,7 @@ export class FastOracle {
     if (!state) return verdict('UNKNOWN_KEY');
     if (state.config.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
-    const authority = this.authority;
+    const authority = this.authorityOf(record.partition);
     let entry = authority.find(state.index, envelope.txn);
     let known: Revision | undefined;
     if (entry === unknownTxn) entry = authority.add(state.index, envelope.txn);
@@ -120,6 +129,27 @@ export class FastOracle {
     authority.set(entry, envelope.rev, envelope.day, envelope.qty ?? 0);
     this.apply(state, envelope, known, record.offset, onVersion);
     return verdict('APPLIED');
+  }
+
+  /** The partition's records have all been judged: its authority is cleared, none may follow. */
+  partitionJudged(partition: number): void {
+    const authority = this.authorities.get(partition);
+    if (authority) {
+      authority.clear();
+      this.spare.push(authority);
+      this.authorities.delete(partition);
+    }
+    this.judgedWhole.add(partition);
+  }
+
+  private authorityOf(partition: number): TxnAuthority {
+    let authority = this.authorities.get(partition);
+    if (!authority) {
+      if (this.judgedWhole.has(partition)) throw new Error(`verify: a record of partition ${partition} after its end`);
+      authority = this.spare.pop() ?? new TxnAuthority();
+      this.authorities.set(partition, authority);
+    }
+    return authority;
   }
 
   private apply(

@@ -30,7 +30,8 @@ export class TxnAuthority {
   /** Open addressing, load ≤ 3/4: entry number + 1, 0 empty. */
   private slots = new Int32Array(initialSlots);
   private readonly arena: Uint8Array[] = [];
-  /** Bytes used of the last arena block. */
+  /** The arena block being filled (−1: none yet) and the bytes used of it. */
+  private arenaBlock = -1;
   private arenaUsed = arenaBlockSize;
   private readonly start = new ChunkedColumn((n) => new Uint32Array(n));
   /** (day id + 1) << 7 | the id's length: a day id below 2^25 (there are 3.65 million calendar days). */
@@ -114,20 +115,32 @@ export class TxnAuthority {
   private storeTxn(entry: number, txn: string): void {
     if (txn.length < 1 || txn.length > txnLengthMax) throw new RangeError(`verify: txn of ${txn.length} characters`);
     if (this.arenaUsed + txn.length > arenaBlockSize) {
-      if (this.arena.length === arenaBlocksMax) throw new RangeError('verify: transaction ids exceed 4 GiB');
-      this.arena.push(new Uint8Array(arenaBlockSize));
+      if (this.arenaBlock + 1 === arenaBlocksMax) throw new RangeError('verify: transaction ids exceed 4 GiB');
+      this.arenaBlock += 1;
+      if (this.arenaBlock === this.arena.length) this.arena.push(new Uint8Array(arenaBlockSize));
       this.arenaUsed = 0;
     }
-    const block = this.arena[this.arena.length - 1] as Uint8Array;
+    const block = this.arena[this.arenaBlock] as Uint8Array;
     const offset = this.arenaUsed;
     for (let i = 0; i < txn.length; i++) {
       const unit = txn.charCodeAt(i);
       if (unit > 0x7f) throw new RangeError(`verify: txn ${JSON.stringify(txn)} is not ASCII`);
       block[offset + i] = unit;
     }
-    this.start.set(entry, (this.arena.length - 1) * arenaBlockSize + offset);
+    this.start.set(entry, this.arenaBlock * arenaBlockSize + offset);
     this.dayAndLength.set(entry, txn.length);
     this.arenaUsed += txn.length;
+  }
+
+  /**
+   * Forgets every entry but keeps the memory, for the next partition's transactions: freeing
+   * and allocating again would leave the freed blocks in glibc's heap, still resident.
+   */
+  clear(): void {
+    this.slots.fill(0);
+    this.count = 0;
+    this.arenaBlock = -1;
+    this.arenaUsed = arenaBlockSize;
   }
 
   private storedHash(entry: number): number {

@@ -154,6 +154,7 @@ export class VerifyComparison {
     merge.endSource();
     merge.endStore();
     this.merge = undefined;
+    this.oracle?.partitionJudged(partition);
   }
 
   /** Every source partition has been compared: the oracle's work is done, its versions are laid out. */

@@ -85,4 +85,21 @@ describe('TxnAuthority', () => {
     expect(() => authority.set(entry, 2 ** 31, undefined, 0)).toThrow('out of range');
     expect(() => authority.set(entry, 1, '2026-01-01', 1.5)).toThrow('out of range');
   });
+
+  it('forgets everything on clear and reuses its memory for new ids, across arena blocks', () => {
+    const authority = new TxnAuthority();
+    const id = (prefix: string, i: number) => `${prefix}${String(i).padStart(8, '0')}${'y'.repeat(50)}`;
+    for (let i = 0; i < 30_000; i++) authority.set(authority.add(0, id('A', i)), 2, '2026-01-02', i);
+    const bytes = authority.bytes;
+    authority.clear();
+    expect(authority.count).toBe(0);
+    expect(authority.find(0, id('A', 5))).toBe(unknownTxn);
+    for (let i = 0; i < 30_000; i++) authority.set(authority.add(1, id('B', i)), 1, undefined, -i - 1);
+    expect(authority.bytes).toBe(bytes);
+    expect(authority.find(0, id('A', 5))).toBe(unknownTxn);
+    for (let i = 0; i < 30_000; i += 97) {
+      const entry = authority.find(1, id('B', i));
+      expect([authority.rev(entry), authority.day(entry), authority.qty(entry)]).toEqual([1, undefined, -i - 1]);
+    }
+  });
 });
