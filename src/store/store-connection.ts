@@ -109,6 +109,14 @@ export class StoreConnection {
     if (this.closed) throw new StatementFailure('not_sent', 'the store connection is closed');
     if (signal.aborted) throw new StatementFailure('not_sent', 'cancelled before the statement was sent');
     const session = await this.connected(signal);
+    if (this.closed) {
+      // close() ran while this session was being opened (after an abandoned one, that waits for
+      // the old backend to end): it never saw the session, so it is ended here, or its open
+      // socket would keep the process alive after its work is done.
+      if (this.session === session) this.session = undefined;
+      session.client.end().catch(() => {});
+      throw new StatementFailure('not_sent', 'the store connection is closed');
+    }
     if (signal.aborted) throw new StatementFailure('not_sent', 'cancelled before the statement was sent');
     const pending = session.client.query<R>(query);
     return new Promise<pg.QueryResult<R>>((resolve, reject) => {
