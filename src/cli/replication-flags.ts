@@ -25,14 +25,13 @@ export const replicationFlags = {
 
 export interface TopicReplication {
   replicationFactor: number;
-  minInsyncReplicas: number;
   /**
-   * Whether the topic sets `min.insync.replicas` itself: when the flag is given or the
-   * replication factor is 2 or more. A single-replica topic created without the flag keeps
-   * the broker's default, as before this flag existed (the single-broker stack's topics
-   * are unchanged).
+   * The topic's own `min.insync.replicas`: the flag's value, or the default floor from a
+   * replication factor of 2 on. Undefined for a single-replica topic created without the
+   * flag: it keeps the broker's default, as before this flag existed (the single-broker
+   * stack's topics are unchanged).
    */
-  setsMinInsyncReplicas: boolean;
+  minInsyncReplicas: number | undefined;
 }
 
 export function defaultMinInsyncReplicas(replicationFactor: number): number {
@@ -50,8 +49,7 @@ export function topicReplicationFrom(flags: {
   if (minInsyncReplicas === undefined) {
     return {
       replicationFactor,
-      minInsyncReplicas: defaultMinInsyncReplicas(replicationFactor),
-      setsMinInsyncReplicas: replicationFactor >= 2,
+      minInsyncReplicas: replicationFactor >= 2 ? defaultMinInsyncReplicas(replicationFactor) : undefined,
     };
   }
   if (!Number.isSafeInteger(minInsyncReplicas) || minInsyncReplicas < 1 || minInsyncReplicas > replicationFactor) {
@@ -59,5 +57,5 @@ export function topicReplicationFrom(flags: {
       `--min-insync-replicas must be an integer in [1, ${replicationFactor}] (at most the replication factor, or no write is ever acknowledged)`,
     );
   }
-  return { replicationFactor, minInsyncReplicas, setsMinInsyncReplicas: true };
+  return { replicationFactor, minInsyncReplicas };
 }

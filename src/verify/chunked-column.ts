@@ -28,7 +28,7 @@ export class ChunkedColumn<T extends Block> {
     (this.blocks[b] as T)[i & blockMask] = value;
   }
 
-  /** Bytes held, for the stats. */
+  /** Bytes held: the blocks allocated so far. */
   get bytes(): number {
     return this.blocks.reduce((sum, b) => sum + b.byteLength, 0);
   }

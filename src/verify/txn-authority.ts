@@ -162,7 +162,7 @@ export class TxnAuthority {
     for (let entry = 0; entry < this.count; entry++) this.place(entry, this.storedHash(entry));
   }
 
-  /** Bytes held, for the stats. */
+  /** Bytes held (the tests check that `clear` keeps them for reuse). */
   get bytes(): number {
     const columns = [this.start, this.dayAndLength, this.keyOf, this.revs, this.qtys];
     return this.slots.byteLength + this.arena.length * arenaBlockSize + columns.reduce((s, c) => s + c.bytes, 0);

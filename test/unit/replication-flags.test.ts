@@ -21,8 +21,7 @@ describe('--min-insync-replicas', () => {
   it('leaves a single-replica topic created without the flag at the broker default', () => {
     expect(topicReplicationFrom({ replicationFactor: 1 })).toEqual({
       replicationFactor: 1,
-      minInsyncReplicas: 1,
-      setsMinInsyncReplicas: false,
+      minInsyncReplicas: undefined,
     });
   });
 
@@ -30,10 +29,9 @@ describe('--min-insync-replicas', () => {
     expect(topicReplicationFrom({ replicationFactor: 3 })).toEqual({
       replicationFactor: 3,
       minInsyncReplicas: 2,
-      setsMinInsyncReplicas: true,
     });
-    expect(topicReplicationFrom({ replicationFactor: 2 }).setsMinInsyncReplicas).toBe(true);
-    expect(topicReplicationFrom({ replicationFactor: 1, minInsyncReplicas: 1 }).setsMinInsyncReplicas).toBe(true);
+    expect(topicReplicationFrom({ replicationFactor: 2 }).minInsyncReplicas).toBe(1);
+    expect(topicReplicationFrom({ replicationFactor: 1, minInsyncReplicas: 1 }).minInsyncReplicas).toBe(1);
     expect(topicReplicationFrom({ replicationFactor: 3, minInsyncReplicas: 3 }).minInsyncReplicas).toBe(3);
   });
 

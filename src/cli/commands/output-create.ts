@@ -61,8 +61,7 @@ export const outputCreateCommand = defineCommand({
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }
-    const replication = topicReplicationFrom(cli.flags);
-    const minInsyncReplicas = replication.setsMinInsyncReplicas ? replication.minInsyncReplicas : undefined;
+    const { replicationFactor, minInsyncReplicas } = topicReplicationFrom(cli.flags);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
@@ -87,7 +86,7 @@ export const outputCreateCommand = defineCommand({
         createSafeTopic(admin, {
           topic,
           partitions,
-          replicationFactor: replication.replicationFactor,
+          replicationFactor,
           minInsyncReplicas,
           command: 'output-create',
           consequence: 'nothing was bound: ',

@@ -92,8 +92,7 @@ export const sourceCreateCommand = defineCommand({
     if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > partitionsMax) {
       throw usageError(`--partitions must be an integer in [1, ${partitionsMax}]`);
     }
-    const replication = topicReplicationFrom(cli.flags);
-    const minInsyncReplicas = replication.setsMinInsyncReplicas ? replication.minInsyncReplicas : undefined;
+    const { replicationFactor, minInsyncReplicas } = topicReplicationFrom(cli.flags);
     const configFile: ConfigFile =
       cli.flags.config === undefined
         ? defaultConfigFile
@@ -111,7 +110,7 @@ export const sourceCreateCommand = defineCommand({
       createSafeTopic(admin, {
         topic,
         partitions,
-        replicationFactor: replication.replicationFactor,
+        replicationFactor,
         minInsyncReplicas,
         command: 'source-create',
         consequence: '',
