@@ -32,12 +32,21 @@ export function requireBuild(): void {
  * which AMENDS_* variables the command sees.
  */
 export function runAmendsctl(args: string[], env: Record<string, string> = {}): Promise<ProcessResult> {
+  return runChild(process.execPath, [binary, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeoutMs: runTimeoutMs,
+    label: `amendsctl ${args.join(' ')}`,
+  });
+}
+
+/** Runs a command from the repository root to its end, collecting its output; SIGKILL past `timeoutMs`. */
+export function runChild(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; timeoutMs: number; label: string },
+): Promise<ProcessResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [binary, ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, args, { cwd: repoRoot, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -48,8 +57,8 @@ export function runAmendsctl(args: string[], env: Record<string, string> = {}): 
     });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`amendsctl ${args.join(' ')} did not exit within ${runTimeoutMs} ms; stderr: ${stderr}`));
-    }, runTimeoutMs);
+      reject(new Error(`${options.label} did not exit within ${options.timeoutMs} ms; stderr: ${stderr}`));
+    }, options.timeoutMs);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);

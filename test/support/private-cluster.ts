@@ -9,12 +9,11 @@
  * otherwise be adopted by stack.sh and not be this run's to stop. The caller stops it
  * with `stop()` (stack.sh down), which also removes its directory.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from './amendsctl-process.js';
+import { repoRoot, runChild } from './amendsctl-process.js';
 
 const brokerCount = 3;
 const nodePortStep = 100;
@@ -52,28 +51,10 @@ function portFree(port: number): Promise<boolean> {
 }
 
 function runStack(args: string[], env: Record<string, string>, budgetMs: number): Promise<StackRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(repoRoot, 'scripts/stack.sh'), ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`stack.sh ${args.join(' ')} did not finish within ${budgetMs} ms; stderr: ${stderr}`));
-    }, budgetMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr });
-    });
+  return runChild('bash', [join(repoRoot, 'scripts/stack.sh'), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+    timeoutMs: budgetMs,
+    label: `stack.sh ${args.join(' ')}`,
   });
 }
 
