@@ -15,6 +15,7 @@
  */
 import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
 import type { SourceRecord } from '../domain/source-record.js';
+import { dayCode, dayText } from './day-code.js';
 import { KeyDays } from './key-days.js';
 import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracle-decoder.js';
 import { PairMap } from './pair-map.js';
@@ -162,8 +163,8 @@ export class FastOracle {
     const next: Revision = { day: envelope.day, qty: envelope.qty ?? 0 };
     const { days } = state;
     // Insert the new day first: inserting shifts the slots after it.
-    const newSlot = next.day === undefined ? undefined : days.slotOf(next.day);
-    const oldSlot = known?.day === undefined ? undefined : days.find(known.day);
+    const newSlot = next.day === undefined ? undefined : days.slotOf(dayCode(next.day));
+    const oldSlot = known?.day === undefined ? undefined : days.find(dayCode(known.day));
     if (oldSlot !== undefined) days.addPost(oldSlot, -(known as Revision).qty, -1);
     if (newSlot !== undefined) days.addPost(newSlot, next.qty, 1);
     if (oldSlot === undefined && newSlot === undefined) return;
@@ -171,11 +172,13 @@ export class FastOracle {
     const last = Math.max(oldSlot ?? -1, newSlot ?? -1);
     // Past the last touched day every closing moves by the same amount: none when it is 0.
     const shift = (newSlot === undefined ? 0 : next.qty) - (oldSlot === undefined ? 0 : (known as Revision).qty);
-    const to = shift === 0 ? last : days.days.length - 1;
+    const to = shift === 0 ? last : days.length - 1;
     let closing = state.config.opening + (from > 0 ? days.prefix(from - 1) : 0);
     for (let slot = from; slot <= to; slot++) {
       closing += days.total[slot] as number;
-      if (!Number.isSafeInteger(closing)) throw new RangeError(`oracle: closing on ${days.days[slot]} exceeds 2^53-1`);
+      if (!Number.isSafeInteger(closing)) {
+        throw new RangeError(`oracle: closing on ${dayText(days.days[slot] as number)} exceeds 2^53-1`);
+      }
       const isShown = (days.posts[slot] as number) > 0;
       const was = days.shown[slot] as number;
       if (isShown ? was === closing : Number.isNaN(was)) continue;
@@ -184,7 +187,7 @@ export class FastOracle {
       days.shown[slot] = isShown ? closing : Number.NaN;
       onVersion({
         key: state.index,
-        day: days.days[slot] as string,
+        day: dayText(days.days[slot] as number),
         version,
         closing: isShown ? closing : null,
         causeOffset: offset,

@@ -47,9 +47,9 @@ export class TransportJudge {
       this.differences.add('topic', at, null, gotRecord);
       return;
     }
-    const day = this.ledger.dayOf(id.item, id.location, id.day);
-    const want = this.ledger.version(day, id.version);
-    if (!want) {
+    const day = this.ledger.findDay(id.item, id.location, id.day);
+    const want = day === undefined ? undefined : this.ledger.version(day, id.version);
+    if (day === undefined || !want) {
       this.differences.add('topic', versionLabel(id), null, gotRecord);
       return;
     }
@@ -59,32 +59,35 @@ export class TransportJudge {
       return;
     }
     this.ledger.mark(day, id.version, seenOnTopic);
-    if (id.version === day.storeLatest && day.latestCopy < 0) day.latestCopy = got.offset;
+    const { storeLatest, latestCopy } = this.ledger.days;
+    if (id.version === storeLatest.get(day) && latestCopy.get(day) < 0) latestCopy.set(day, got.offset);
   }
 
   /** `gotFields`: the row's fields as the comparison reports them. */
   viewRow(got: OutputVersion, gotFields: ReturnType<typeof storeVersionFields>): void {
-    const day = this.ledger.dayOf(got.item, got.location, got.day);
-    day.viewed = true;
-    const want = this.ledger.version(day, got.version);
-    if (!want || !sameVersion(want, got)) {
+    const day = this.ledger.findDay(got.item, got.location, got.day);
+    if (day !== undefined) this.ledger.days.viewed.set(day, 1);
+    const want = day === undefined ? undefined : this.ledger.version(day, got.version);
+    if (day === undefined || !want || !sameVersion(want, got)) {
       this.differences.add('view', dayLabel(got), want ? versionFields(want) : null, gotFields);
       return;
     }
     // The view can only hold what the database committed before it: more is wrong.
-    if (got.version > day.storeLatest) {
+    const storeLatest = this.ledger.days.storeLatest.get(day);
+    if (got.version > storeLatest) {
       this.differences.add('view', dayLabel(got), this.latestFields(day), gotFields);
       return;
     }
-    if (got.version < day.storeLatest) this.judgeBehind(day, gotFields);
+    if (got.version < storeLatest) this.judgeBehind(day, gotFields);
   }
 
   /** The view's frontiers against the topic's ends, missing copies, and the days the view lacks. */
-  finish(days: readonly LedgerDay[], topicRecordOf: TopicRecordOf): string[] {
+  finish(days: Uint32Array, topicRecordOf: TopicRecordOf): string[] {
     const notDrained: string[] = [];
+    const { count, storeLatest, viewed } = this.ledger.days;
     let storeDays = 0;
     for (const day of days) {
-      for (let version = 1; version <= day.count; version++) {
+      for (let version = 1; version <= count.get(day); version++) {
         const flags = this.ledger.flags(day, version);
         if (flags & publishedInOutbox && !(flags & seenOnTopic)) {
           const want = this.ledger.version(day, version) as ExpectedVersion;
@@ -100,9 +103,9 @@ export class TransportJudge {
       if (frontier > end) this.differences.add('view', `partition ${partition}`, { end }, { frontier });
     }
     for (const day of days) {
-      if (day.storeLatest === 0) continue;
+      if (storeLatest.get(day) === 0) continue;
       storeDays += 1;
-      if (!day.viewed) this.judgeBehind(day, null);
+      if (viewed.get(day) === 0) this.judgeBehind(day, null);
     }
     if (this.behind > 0) {
       notDrained.push(
@@ -114,16 +117,17 @@ export class TransportJudge {
 
   /** A view row below the store's latest (or none): behind until the view's frontier passes the latest's copy. */
   private judgeBehind(day: LedgerDay, gotFields: ReturnType<typeof storeVersionFields> | null): void {
-    const partition = day.stockKey?.partition;
-    const passed =
-      partition !== undefined && day.latestCopy >= 0 && (this.viewFrontiers.get(partition) ?? 0) > day.latestCopy;
-    if (passed) this.differences.add('view', dayLabel(day), this.latestFields(day), gotFields);
+    const { days } = this.ledger;
+    const partition = days.stockKey(day)?.partition;
+    const copy = days.latestCopy.get(day);
+    const passed = partition !== undefined && copy >= 0 && (this.viewFrontiers.get(partition) ?? 0) > copy;
+    if (passed) this.differences.add('view', dayLabel(days.name(day)), this.latestFields(day), gotFields);
     else this.behind += 1;
   }
 
   /** The store's latest version of the day as the oracle says it (null when the oracle has none). */
   private latestFields(day: LedgerDay) {
-    const latest = this.ledger.version(day, day.storeLatest);
+    const latest = this.ledger.version(day, this.ledger.days.storeLatest.get(day));
     return latest ? versionFields(latest) : null;
   }
 }

@@ -173,7 +173,8 @@ export class VerifyComparison {
   outputVersion(got: OutputVersion): void {
     this.counts.outputs += 1;
     const day = this.ledger.dayOf(got.item, got.location, got.day);
-    day.storeLatest = Math.max(day.storeLatest, got.version);
+    const { storeLatest } = this.ledger.days;
+    storeLatest.set(day, Math.max(storeLatest.get(day), got.version));
     const want = this.expectedVersion(day, got.version);
     if (want) this.ledger.mark(day, got.version, seenInStore);
     if (!want || !sameVersion(want, got)) {
@@ -225,12 +226,7 @@ export class VerifyComparison {
       if (p.frontier > p.end)
         this.differences.add('decision', `partition ${p.partition}`, { end: p.end }, { frontier: p.frontier });
     }
-    const days = [...this.ledger.allDays()].sort(
-      (a, b) =>
-        compareCodePoints(a.item, b.item) ||
-        compareCodePoints(a.location, b.location) ||
-        compareCodePoints(a.day, b.day),
-    );
+    const days = this.ledger.days.sorted(compareCodePoints);
     for (const day of days) this.judgeMissingVersions(day);
     if (this.bounds.bound) {
       if (this.counts.outbox_pending > 0) {
@@ -255,7 +251,8 @@ export class VerifyComparison {
 
   /** Every version of the day the store and outbox should hold by now and do not. */
   private judgeMissingVersions(day: LedgerDay): void {
-    for (let version = 1; version <= day.count; version++) {
+    const count = this.ledger.days.count.get(day);
+    for (let version = 1; version <= count; version++) {
       const want = this.expectedVersion(day, version);
       if (!want) continue;
       const flags = this.ledger.flags(day, version);

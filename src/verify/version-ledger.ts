@@ -7,17 +7,19 @@
  * oracle runs, versions are appended to chunked columns (chunked-column.ts) with their day's
  * number; `seal` (once the source is read) sorts them day by day in place, so version v of a
  * day is one index. The bound: 20 bytes per version outside the JavaScript heap while
- * appending, 17 once sealed, plus one small record per (key, day) — no record bytes, no
- * objects per version.
+ * appending, 17 once sealed, plus ~40 per (key, day) (ledger-days.ts) — no record bytes, no
+ * object per version or per day.
  *
  * A day the store, outbox or view names that the oracle never made is kept too (with no
  * versions), so the view can be judged against the store's latest version of it.
  */
-import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
+import type { NamespaceConfig } from '../domain/config.js';
 import { ChunkedColumn } from './chunked-column.js';
 import type { OracleVersion } from './fast-oracle.js';
+import { type LedgerDay, LedgerDays } from './ledger-days.js';
 import type { ExpectedVersion } from './output-record-text.js';
-import { PairMap } from './pair-map.js';
+
+export type { LedgerDay } from './ledger-days.js';
 
 /** Per-version flags: where the comparison has found the version. */
 export const seenInStore = 1;
@@ -25,25 +27,8 @@ export const seenInOutbox = 2;
 export const publishedInOutbox = 4;
 export const seenOnTopic = 8;
 
-export interface LedgerDay {
-  /** The stock key's configuration, undefined for a day of a pair that is not configured. */
-  stockKey: StockKeyConfig | undefined;
-  item: string;
-  location: string;
-  day: string;
-  /** The day's number in the ledger. */
-  id: number;
-  /** Versions the oracle made of the day: 1 … count. */
-  count: number;
-  /** Where version 1 lies in the sealed columns. */
-  first: number;
-  /** The store's highest version of the day (0: none). */
-  storeLatest: number;
-  /** Output topic offset of the first correct copy of `storeLatest` (−1: none yet). */
-  latestCopy: number;
-  /** Whether the view holds a row of the day. */
-  viewed: boolean;
-}
+/** A day's versions up to this many are put back in cause order in place, more through an array. */
+const sortInPlaceMax = 16;
 
 interface Columns {
   closings: ChunkedColumn<Float64Array>;
@@ -55,9 +40,7 @@ interface Columns {
 }
 
 export class VersionLedger {
-  private readonly days = new PairMap<Map<string, LedgerDay>>();
-  private readonly stockKeys = new PairMap<StockKeyConfig>();
-  private readonly dayList: LedgerDay[] = [];
+  readonly days: LedgerDays;
   private readonly columns: Columns = {
     closings: new ChunkedColumn((n) => new Float64Array(n)),
     causes: new ChunkedColumn((n) => new Float64Array(n)),
@@ -68,22 +51,24 @@ export class VersionLedger {
   /** Days the oracle made a version of. */
   dayCount = 0;
 
-  constructor(private readonly config: NamespaceConfig) {
-    for (const k of config.stock_keys) this.stockKeys.set(k.item, k.location, k);
+  constructor(config: NamespaceConfig) {
+    this.days = new LedgerDays(config);
   }
 
   /** The oracle's next version (of its day, in version order); only before `seal`. */
   add(v: OracleVersion): void {
     const { dayIds } = this.columns;
     if (!dayIds) throw new Error('verify: a version added after the ledger was sealed');
-    const k = this.config.stock_keys[v.key] as StockKeyConfig;
-    const day = this.dayOf(k.item, k.location, v.day);
-    if (v.version !== day.count + 1) throw new Error(`verify: version ${v.version} of ${v.day} after ${day.count}`);
+    const day = this.days.ofKey(v.key, v.day);
+    const count = this.days.count.get(day);
+    if (v.version !== count + 1) throw new Error(`verify: version ${v.version} of ${v.day} after ${count}`);
+    if (this.versionCount === 2 ** 31 - 1) throw new Error('verify: more than 2^31 - 1 output versions');
     const i = this.versionCount++;
     this.columns.closings.set(i, v.closing === null ? Number.NaN : v.closing);
     this.columns.causes.set(i, v.causeOffset);
-    dayIds.set(i, day.id);
-    if (++day.count === 1) this.dayCount += 1;
+    dayIds.set(i, day);
+    this.days.count.set(day, count + 1);
+    if (count === 0) this.dayCount += 1;
   }
 
   /**
@@ -96,17 +81,19 @@ export class VersionLedger {
   seal(): void {
     const { dayIds } = this.columns;
     if (!dayIds) return;
-    const next = new Int32Array(this.dayList.length);
+    const { count, first: firstOf } = this.days;
+    const next = new Int32Array(this.days.size);
     let first = 0;
-    for (const day of this.dayList) {
-      day.first = next[day.id] = first;
-      first += day.count;
+    for (let day = 0; day < this.days.size; day++) {
+      firstOf.set(day, first);
+      next[day] = first;
+      first += count.get(day);
     }
-    for (const day of this.dayList) {
-      const end = day.first + day.count;
-      for (let i = next[day.id] as number; i < end; i = next[day.id] as number) {
+    for (let day = 0; day < this.days.size; day++) {
+      const end = firstOf.get(day) + count.get(day);
+      for (let i = next[day] as number; i < end; i = next[day] as number) {
         const d = dayIds.get(i);
-        if (d === day.id) next[d] = i + 1;
+        if (d === day) next[d] = i + 1;
         else {
           const to = next[d] as number;
           next[d] = to + 1;
@@ -114,7 +101,7 @@ export class VersionLedger {
         }
       }
     }
-    for (const day of this.dayList) if (day.count > 1) this.sortByCause(day);
+    for (let day = 0; day < this.days.size; day++) if (count.get(day) > 1) this.sortByCause(day);
     this.columns.dayIds = undefined;
     this.columns.flags = new Uint8Array(this.versionCount);
   }
@@ -130,48 +117,55 @@ export class VersionLedger {
   /** A day's versions, laid out together, back in version (= cause) order. */
   private sortByCause(day: LedgerDay): void {
     const { closings, causes } = this.columns;
-    const pairs: [number, number][] = [];
-    for (let i = 0; i < day.count; i++) pairs.push([causes.get(day.first + i), closings.get(day.first + i)]);
-    pairs.sort((a, b) => a[0] - b[0]);
-    pairs.forEach(([cause, closing], i) => {
-      if (i > 0 && cause === (pairs[i - 1] as [number, number])[0]) {
-        throw new Error(`verify: two versions of ${day.item}@${day.location} ${day.day} with cause ${cause}`);
+    const [first, count] = [this.days.first.get(day), this.days.count.get(day)];
+    if (count <= sortInPlaceMax) {
+      for (let i = first + 1; i < first + count; i++) {
+        const [cause, closing] = [causes.get(i), closings.get(i)];
+        let j = i - 1;
+        for (; j >= first && causes.get(j) > cause; j--) {
+          causes.set(j + 1, causes.get(j));
+          closings.set(j + 1, closings.get(j));
+        }
+        causes.set(j + 1, cause);
+        closings.set(j + 1, closing);
       }
-      causes.set(day.first + i, cause);
-      closings.set(day.first + i, closing);
-    });
+    } else {
+      const pairs: [number, number][] = [];
+      for (let i = 0; i < count; i++) pairs.push([causes.get(first + i), closings.get(first + i)]);
+      pairs.sort((a, b) => a[0] - b[0]);
+      pairs.forEach(([cause, closing], i) => {
+        causes.set(first + i, cause);
+        closings.set(first + i, closing);
+      });
+    }
+    for (let i = first + 1; i < first + count; i++) {
+      if (causes.get(i) === causes.get(i - 1)) {
+        const { item, location, day: text } = this.days.name(day);
+        throw new Error(`verify: two versions of ${item}@${location} ${text} with cause ${causes.get(i)}`);
+      }
+    }
   }
 
-  /** The day's record, made (without versions) if the oracle has none. */
+  /** The day's id, made (without versions) if the oracle has none. */
   dayOf(item: string, location: string, day: string): LedgerDay {
-    let ofPair = this.days.get(item, location);
-    if (!ofPair) {
-      ofPair = new Map();
-      this.days.set(item, location, ofPair);
-    }
-    let found = ofPair.get(day);
-    if (!found) {
-      const stockKey = this.stockKeys.get(item, location);
-      const id = this.dayList.length;
-      found = { stockKey, item, location, day, id, count: 0, first: 0, storeLatest: 0, latestCopy: -1, viewed: false };
-      ofPair.set(day, found);
-      this.dayList.push(found);
-    }
-    return found;
+    return this.days.of(item, location, day);
+  }
+
+  /** The day's id if the oracle or the store has named it. */
+  findDay(item: string, location: string, day: string): LedgerDay | undefined {
+    return this.days.find(item, location, day);
   }
 
   /** The oracle's version `version` of the day, if it made one. */
   version(day: LedgerDay, version: number): ExpectedVersion | undefined {
     const { closings, causes } = this.sealedColumns();
     const at = this.indexOf(day, version);
-    const k = day.stockKey;
+    const k = this.days.stockKey(day);
     if (!k || at === undefined) return undefined;
     const closing = closings.get(at);
     const shown = !Number.isNaN(closing);
     return {
-      item: day.item,
-      location: day.location,
-      day: day.day,
+      ...this.days.name(day),
       version,
       closing: shown ? closing : null,
       status: !shown ? null : closing < 0 ? 'NEGATIVE' : closing < k.threshold ? 'LOW' : 'OK',
@@ -194,14 +188,9 @@ export class VersionLedger {
     flags[at] = (flags[at] as number) | bits;
   }
 
-  /** Every day, in no particular order. */
-  *allDays(): IterableIterator<LedgerDay> {
-    yield* this.dayList;
-  }
-
   private indexOf(day: LedgerDay, version: number): number | undefined {
     const i = version - 1;
-    return Number.isInteger(i) && i >= 0 && i < day.count ? day.first + i : undefined;
+    return Number.isInteger(i) && i >= 0 && i < this.days.count.get(day) ? this.days.first.get(day) + i : undefined;
   }
 
   /** The columns, sealed (sealing first: `first` is only set by `seal`). */

@@ -37,7 +37,7 @@ describe('VersionLedger', () => {
           const [key, day] = id.split(' ') as [string, string];
           const k = config.stock_keys[Number(key)] as (typeof config.stock_keys)[number];
           const d = ledger.dayOf(k.item, k.location, day);
-          expect(d.count).toBe(made.length);
+          expect(ledger.days.count.get(d)).toBe(made.length);
           made.forEach((v, i) => {
             const got = ledger.version(d, i + 1);
             expect([got?.closing, got?.cause]).toEqual([v.closing, { partition: k.partition, offset: v.causeOffset }]);
@@ -61,7 +61,9 @@ describe('VersionLedger', () => {
     ledger.add({ key: 0, day: '2026-03-02', version: 1, closing: 3, causeOffset: 7 });
     ledger.seal();
     const stray = ledger.dayOf('widget', 'berlin', '2026-04-01');
-    expect([stray.count, ledger.version(stray, 1), ledger.flags(stray, 1)]).toEqual([0, undefined, 0]);
+    expect([ledger.days.count.get(stray), ledger.version(stray, 1), ledger.flags(stray, 1)]).toEqual([0, undefined, 0]);
+    expect(ledger.findDay('widget', 'berlin', '2026-04-01')).toBe(stray);
+    expect(ledger.findDay('widget', 'berlin', '2026-04-02')).toBeUndefined();
     expect(() => ledger.add({ key: 0, day: '2026-03-02', version: 2, closing: 4, causeOffset: 8 })).toThrow(
       'verify: a version added after the ledger was sealed',
     );
