@@ -181,6 +181,9 @@ export class KafkaSourceConsumer implements SourceConsumer {
   private readonly pollWaitMs: number;
   /** Whether the latest answer to the group was an assignment of at least one partition. */
   private assigned = false;
+  /** The partitions the group gave this member at its latest assignment, until the revocation:
+   * a group riding through an outage assigns them again outside any callback. */
+  private groupPartitions: readonly number[] = [];
 
   constructor(private readonly options: KafkaSourceConsumerOptions) {
     const config = sourceConsumerConfig(options);
@@ -354,22 +357,20 @@ export class KafkaSourceConsumer implements SourceConsumer {
    * Answers the pending ERR__ASSIGN_PARTITIONS with these partitions at these explicit offsets
    * (library-notes.md: assign with offsets in the callback's turn, not `seek`, which fails until
    * the partition is fetching). Partitions of the assignment left out (retired) are not fetched.
+   * With no rebalance pending (after riding through an outage), it re-assigns partitions of the
+   * group's current assignment at new explicit offsets: librdkafka allows that outside a callback.
    */
   async assign(positions: readonly PartitionPosition[], signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     this.throwIfUnusable('assign');
     const pending = this.pending;
-    if (pending?.kind !== 'assign') {
-      throw operationalError(
-        `assign without a pending assignment from the group (pending: ${pending?.kind ?? 'none'})`,
-      );
+    if (pending?.kind === 'revoke') {
+      throw operationalError('assign while a revocation from the group is pending');
     }
+    const granted = pending?.partitions ?? this.groupPartitions;
     const seen = new Set<number>();
     for (const { partition, offset } of positions) {
-      assertInvariant(
-        pending.partitions.includes(partition),
-        `assign of partition ${partition}, not assigned by the group`,
-      );
+      assertInvariant(granted.includes(partition), `assign of partition ${partition}, not assigned by the group`);
       assertInvariant(!seen.has(partition), `assign of partition ${partition} twice`);
       assertInvariant(Number.isSafeInteger(offset) && offset >= 0, `assign of partition ${partition} at ${offset}`);
       seen.add(partition);
@@ -391,6 +392,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
     // Records read ahead came from the old positions: from now on, reads start at these.
     this.buffer.reset(positions.map(({ partition }) => partition));
     this.assigned = positions.length > 0;
+    this.groupPartitions = granted;
     this.pending = null;
     this.droppedRecords = 0;
   }
@@ -415,6 +417,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
     }
     this.buffer.reset([]);
     this.assigned = false;
+    this.groupPartitions = [];
     this.pending = null;
     this.droppedRecords = 0;
   }
@@ -499,6 +502,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
       this.options.onClientError?.(`kafka consumer: unassign while closing failed: ${describeKafkaError(error)}`);
     }
     this.assigned = false;
+    this.groupPartitions = [];
     this.pending = null;
   }
 

@@ -6,13 +6,15 @@
  *   starting → running.polling ⇄ validatingBatch → deciding → polling
  *   running.polling ─PARTITIONS_ASSIGNED→ assigning (validate source → claim + seek → assign with offsets)
  *   running.* ─PARTITIONS_REVOKED→ revoking (release, wait for the in-flight decision → unassign)
- *   any ─STOP or a fatal failure→ draining (release, wait, unassign, close) → stopped | failed
+ *   running.* ─a transient failure→ riding (release, probe ⇄ wait → assigning afresh)
+ *   any ─STOP, a fatal failure or an outage past its budget→ draining (release, wait, unassign,
+ *     close) → stopped | failed
  *
  * Rebalances follow the eager protocol (`range` assignment, worker.md §3): a revocation is
  * always of the whole assignment, and an assignment only follows a completed revocation.
  */
 import { and, assign, enqueueActions, fromPromise, not, setup } from 'xstate';
-import { defaultBatchSize, operationBudgetMs } from './limits.js';
+import { defaultBatchSize, defaultOutageBudgetMs, operationBudgetMs, probeWaitMs } from './limits.js';
 import { type PartitionEnd, type PartitionReport, partitionMachine, type ReleaseReason } from './partition-machine.js';
 import type {
   PartitionBounds,
@@ -59,6 +61,16 @@ export interface GroupInput {
   namespace: string;
   /** `--batch-size`: records per poll (and so at most per decision). */
   batchSize?: number;
+  /** `--outage-budget-s` in ms; 0 ends the process at the first transient failure. */
+  outageBudgetMs?: number;
+}
+
+/** A transient outage being ridden through (worker.md §6 "Transient outages"). */
+export interface Outage {
+  /** What began it: the process's failure if the budget runs out. */
+  failure: GroupFailure;
+  /** The budget ran out while the group was processing again: a relapse now is fatal. */
+  overdue: boolean;
 }
 
 export interface GroupContext {
@@ -80,6 +92,11 @@ export interface GroupContext {
   inFlight: number | null;
   failure: GroupFailure | null;
   stopReason: string | null;
+  outageBudgetMs: number;
+  /** Set by the first transient failure, cleared by the next settled decision. */
+  outage: Outage | null;
+  /** Failed probes since the group began riding: the next wait grows with them. */
+  probes: number;
 }
 
 export interface GroupOutput {
@@ -97,7 +114,21 @@ export type GroupCommand =
   /** SIGINT / SIGTERM. */
   | { type: 'STOP'; reason: string };
 
-export type GroupEvent = GroupCommand | PartitionReport;
+/** The outage clock, raised by the group itself (a delayed event, not a child actor). */
+type OutageClock = { type: 'OUTAGE_EXPIRED' } | { type: 'OUTAGE_QUIET' };
+
+export type GroupEvent = GroupCommand | PartitionReport | OutageClock;
+
+/** The id of the one pending outage-clock event, so a settled decision can cancel it. */
+const outageTimer = 'outage-budget';
+
+/** Partition ends a dependency outage causes: the next claim, not a restart, recovers them. */
+const transientEnds: ReadonlySet<string> = new Set([
+  'retries_exhausted',
+  'budget_exhausted',
+  'outcome_unresolved',
+  'source_unobservable',
+]);
 
 function outputOf<T>(event: unknown): T {
   return (event as { output: T }).output;
@@ -106,6 +137,18 @@ function outputOf<T>(event: unknown): T {
 function errorText(event: unknown): string {
   const error = (event as { error?: unknown }).error;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The failure an outage began with: a partition's end, or the group's own failed service. */
+function outageFailureOf(event: GroupEvent, params: { reason?: GroupFailureReason; detail?: string }): GroupFailure {
+  if (event.type === 'PARTITION_ENDED') {
+    return {
+      reason: 'partition_failed',
+      partition: event.partition,
+      detail: `${event.end.reason}: ${event.end.detail}`,
+    };
+  }
+  return { reason: params.reason ?? 'source_unobservable', partition: null, detail: params.detail ?? errorText(event) };
 }
 
 function isLive(entry: PartitionEntry): boolean {
@@ -140,6 +183,10 @@ export const groupMachine = setup({
     observeSource: fromPromise<SourceObservation, { partitions: readonly number[] }>(async () => {
       throw new Error('the observeSource service was not provided');
     }),
+    /** While riding: the source observation and each partition's row, i.e. both dependencies answer. */
+    probe: fromPromise<SourceObservation, { partitions: readonly number[] }>(async () => {
+      throw new Error('the probe service was not provided');
+    }),
     assign: fromPromise<void, { positions: readonly PartitionPosition[] }>(async () => {
       throw new Error('the assign service was not provided');
     }),
@@ -150,7 +197,10 @@ export const groupMachine = setup({
       throw new Error('the close service was not provided');
     }),
   },
-  delays: { operationBudget: operationBudgetMs },
+  delays: {
+    operationBudget: operationBudgetMs,
+    probeWait: ({ context }) => probeWaitMs(context.probes),
+  },
   guards: {
     pollEmpty: ({ event }) => outputOf<readonly SourceRecord[]>(event).length === 0,
     sourceInvalid: ({ event }) => !outputOf<SourceObservation>(event).valid,
@@ -159,13 +209,18 @@ export const groupMachine = setup({
     allPartitionsEnded: ({ context }) => !context.partitions.some(isLive),
     nothingInFlight: ({ context }) => context.inFlight === null,
     endedFailed: ({ event }) => event.type === 'PARTITION_ENDED' && event.end.status === 'failed',
+    endedTransient: ({ event }) =>
+      event.type === 'PARTITION_ENDED' && event.end.status === 'failed' && transientEnds.has(event.end.reason),
+    outageSpent: ({ context }) => context.outageBudgetMs === 0 || context.outage?.overdue === true,
     endedInFlight: ({ context, event }) => event.type === 'PARTITION_ENDED' && event.partition === context.inFlight,
     hasFailure: ({ context }) => context.failure !== null,
   },
   actions: {
+    // After riding, the same assignment is claimed afresh (a new generation, new tokens).
     beginGeneration: assign(({ context, event }) => ({
       generation: context.generation + 1,
-      assignment: event.type === 'PARTITIONS_ASSIGNED' ? [...event.partitions].sort((a, b) => a - b) : [],
+      assignment:
+        event.type === 'PARTITIONS_ASSIGNED' ? [...event.partitions].sort((a, b) => a - b) : context.assignment,
       partitions: [],
       pending: [],
       inFlight: null,
@@ -268,6 +323,38 @@ export const groupMachine = setup({
       failure: ({ context }, params: { reason: GroupFailureReason; detail: string }) =>
         context.failure ?? { reason: params.reason, partition: null, detail: params.detail },
     }),
+    // The first transient failure starts the outage clock; later ones belong to the same outage.
+    noteOutage: enqueueActions(
+      ({ context, event, enqueue }, params: { reason?: GroupFailureReason; detail?: string }) => {
+        if (context.outage !== null) return;
+        enqueue.assign({ outage: { failure: outageFailureOf(event, params), overdue: false } });
+        if (context.outageBudgetMs > 0) {
+          enqueue.raise({ type: 'OUTAGE_EXPIRED' }, { id: outageTimer, delay: context.outageBudgetMs });
+        }
+      },
+    ),
+    // Expired while processing again: the next failure within one more budget is fatal.
+    markOverdue: enqueueActions(({ context, enqueue }) => {
+      if (context.outage === null) return;
+      enqueue.assign({ outage: { ...context.outage, overdue: true } });
+      enqueue.cancel(outageTimer); // a timer rescheduled under a pending id could not be cancelled
+      enqueue.raise({ type: 'OUTAGE_QUIET' }, { id: outageTimer, delay: context.outageBudgetMs });
+    }),
+    clearOutage: enqueueActions(({ context, enqueue }) => {
+      if (context.outage === null) return;
+      enqueue.cancel(outageTimer);
+      enqueue.assign({ outage: null });
+    }),
+    failOutage: assign({
+      failure: ({ context }) => {
+        const outage = context.outage;
+        if (context.failure !== null || outage === null) return context.failure;
+        const spent = context.outageBudgetMs > 0 ? `; outage budget of ${context.outageBudgetMs / 1000} s spent` : '';
+        return { ...outage.failure, detail: `${outage.failure.detail}${spent}` };
+      },
+    }),
+    resetProbes: assign({ probes: 0 }),
+    countProbe: assign({ probes: ({ context }) => context.probes + 1 }),
     recordStop: assign({ stopReason: ({ event }) => (event.type === 'STOP' ? event.reason : 'stop') }),
     savePolled: assign({ polled: ({ event }) => outputOf<readonly SourceRecord[]>(event) }),
     // Group the poll's records per partition, keeping broker order within each partition.
@@ -339,6 +426,9 @@ export const groupMachine = setup({
     inFlight: null,
     failure: null,
     stopReason: null,
+    outageBudgetMs: input.outageBudgetMs ?? defaultOutageBudgetMs,
+    outage: null,
+    probes: 0,
   }),
   output: ({ context }) => ({ exitCode: context.failure === null ? 0 : 1, failure: context.failure }),
   initial: 'starting',
@@ -369,9 +459,12 @@ export const groupMachine = setup({
           },
         },
         PARTITION_ENDED: [
+          { guard: 'endedTransient', target: '.riding', actions: ['recordEnded', { type: 'noteOutage', params: {} }] },
           { guard: 'endedFailed', target: 'draining', actions: ['recordEnded', 'recordPartitionFailure'] },
           { actions: 'recordEnded' },
         ],
+        OUTAGE_EXPIRED: { actions: 'markOverdue' },
+        OUTAGE_QUIET: { actions: 'clearOutage' },
       },
       initial: 'polling',
       states: {
@@ -419,8 +512,8 @@ export const groupMachine = setup({
               { target: 'deciding', actions: ['saveBounds', 'routeBatch'] },
             ],
             onError: {
-              target: '#group.draining',
-              actions: { type: 'recordServiceFailure', params: { reason: 'source_unobservable' } },
+              target: '#group.running.riding',
+              actions: { type: 'noteOutage', params: { reason: 'source_unobservable' } },
             },
           },
         },
@@ -429,7 +522,8 @@ export const groupMachine = setup({
           always: { guard: 'nothingInFlight', target: 'polling' },
           on: {
             // Only the in-flight partition got a batch, so only it can settle.
-            PARTITION_SETTLED: { target: 'deciding', reenter: true, actions: 'recordSettled' },
+            // A settled decision proves both dependencies answer: the outage, if any, is over.
+            PARTITION_SETTLED: { target: 'deciding', reenter: true, actions: ['recordSettled', 'clearOutage'] },
             // A fence retires only its partition: the remaining batches go on. (A failed end
             // falls through to `running`, which drains the whole process.)
             PARTITION_ENDED: {
@@ -445,9 +539,9 @@ export const groupMachine = setup({
           // Callback work shares the 20 s budget, below the one-minute rebalance timeout.
           after: {
             operationBudget: {
-              target: '#group.draining',
+              target: '#group.running.riding',
               actions: {
-                type: 'recordFailure',
+                type: 'noteOutage',
                 params: { reason: 'rebalance_budget', detail: 'assignment exceeded 20 s' },
               },
             },
@@ -465,8 +559,8 @@ export const groupMachine = setup({
                   { target: 'claiming', actions: ['saveBounds', 'spawnPartitions'] },
                 ],
                 onError: {
-                  target: '#group.draining',
-                  actions: { type: 'recordServiceFailure', params: { reason: 'source_unobservable' } },
+                  target: '#group.running.riding',
+                  actions: { type: 'noteOutage', params: { reason: 'source_unobservable' } },
                 },
               },
             },
@@ -503,6 +597,8 @@ export const groupMachine = setup({
           on: {
             // A second revocation (or a loss) while revoking is answered by the same unassign.
             PARTITIONS_REVOKED: {},
+            // The partitions go anyway; whoever claims them next meets the outage, if it lasts.
+            PARTITION_ENDED: { guard: 'endedTransient', actions: 'recordEnded' },
           },
           initial: 'releasing',
           states: {
@@ -519,6 +615,42 @@ export const groupMachine = setup({
                   actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
                 },
               },
+            },
+          },
+        },
+        // worker.md §6 "Transient outages": every partition leaves processing (an unresolved
+        // outcome stays with the store: the next claim re-observes it), the group waits for the
+        // database and the broker to answer, then claims its assignment afresh. No poll meanwhile:
+        // the outage budget plus one operation stays below max.poll.interval.ms.
+        riding: {
+          entry: [{ type: 'releasePartitions', params: { reason: 'suspended' } }, 'resetProbes'],
+          on: {
+            OUTAGE_EXPIRED: { target: '#group.draining', actions: 'failOutage' },
+            // Only released partitions end here, and their ends belong to the outage.
+            PARTITION_ENDED: { actions: 'recordEnded' },
+          },
+          initial: 'releasing',
+          states: {
+            releasing: {
+              always: [
+                { guard: 'outageSpent', target: '#group.draining', actions: 'failOutage' },
+                { guard: 'allPartitionsEnded', target: 'probing' },
+              ],
+            },
+            probing: {
+              invoke: {
+                id: 'probe',
+                src: 'probe',
+                input: ({ context }) => ({ partitions: context.assignment }),
+                onDone: [
+                  { guard: 'sourceInvalid', target: '#group.draining', actions: 'recordSourceInvalid' },
+                  { target: '#group.running.assigning' },
+                ],
+                onError: { target: 'waiting', actions: 'countProbe' },
+              },
+            },
+            waiting: {
+              after: { probeWait: { target: 'probing' } },
             },
           },
         },

@@ -21,3 +21,17 @@ export function retryWaitMs(attemptsMade: number): number {
   const last = retryWaitsMs[retryWaitsMs.length - 1] ?? 0;
   return retryWaitsMs[attemptsMade - 1] ?? last;
 }
+
+/** `--outage-budget-s` default (worker.md §6 "Transient outages"): how long a database or broker
+ * outage may last before the process exits 1. Budget + one operation's 20 s must stay below the
+ * consumer's one-minute max.poll.interval.ms: a riding group does not poll. */
+export const defaultOutageBudgetMs = 30_000;
+
+/** The cancellable waits between probes of a riding group, doubling up to the last. */
+export const probeWaitsMs = [250, 500, 1_000, 2_000] as const;
+
+/** The wait after `probesMade` failed probes (1-based). */
+export function probeWaitMs(probesMade: number): number {
+  const last = probeWaitsMs[probeWaitsMs.length - 1] ?? 0;
+  return probeWaitsMs[probesMade - 1] ?? last;
+}

@@ -23,8 +23,9 @@ import {
   type SourceRecord,
 } from './ports.js';
 
-/** What a revocation, a lost assignment or a shutdown asks of the partition. */
-export type ReleaseReason = 'revoked' | 'lost' | 'stopped';
+/** What a revocation, a lost assignment or a shutdown asks of the partition; `suspended`: the
+ * group rides through a transient outage and will claim the partition afresh. */
+export type ReleaseReason = 'revoked' | 'lost' | 'stopped' | 'suspended';
 
 export type RetireReason = ReleaseReason | 'fenced' | 'foreign_epoch' | 'unexpected_frontier';
 

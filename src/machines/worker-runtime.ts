@@ -30,6 +30,8 @@ export type RuntimeClock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
 export interface WorkerRuntimeOptions {
   namespace: string;
   batchSize?: number;
+  /** `--outage-budget-s` in ms (default 30 s; 0: exit at the first transient failure). */
+  outageBudgetMs?: number;
   ports: WorkerPorts;
   /** xstate's clock for the retry waits and budgets; a SimulatedClock in tests. */
   clock?: RuntimeClock;
@@ -63,7 +65,7 @@ export interface WorkerRuntime {
 export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
   const machine = provideGroupMachine(options.ports);
   const actor = createActor(machine, {
-    input: { namespace: options.namespace, batchSize: options.batchSize },
+    input: { namespace: options.namespace, batchSize: options.batchSize, outageBudgetMs: options.outageBudgetMs },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
   });

@@ -45,6 +45,12 @@ export function provideGroupMachine(ports: WorkerPorts) {
       observeSource: fromPromise<SourceObservation, { partitions: readonly number[] }>(({ input, signal }) =>
         ports.source.observe(input.partitions, signal),
       ),
+      // Both dependencies must answer: the broker (with a valid source) and the database.
+      probe: fromPromise<SourceObservation, { partitions: readonly number[] }>(async ({ input, signal }) => {
+        const observation = await ports.source.observe(input.partitions, signal);
+        for (const partition of input.partitions) await ports.state.observe(partition, signal);
+        return observation;
+      }),
       assign: fromPromise<void, { positions: readonly PartitionPosition[] }>(({ input, signal }) =>
         ports.consumer.assign(input.positions, signal),
       ),

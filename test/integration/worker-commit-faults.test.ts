@@ -288,25 +288,34 @@ describe('amends worker: SIGTERM while a real SQL claim is blocked on the row lo
   });
 });
 
+/** Refuses every decision of this namespace (the table is shared with concurrent suites) while `body` runs. */
+async function rejectingDecisions(namespace: string, body: () => Promise<void>): Promise<void> {
+  const fn = `amends_test_reject_${Math.random().toString(36).slice(2, 10)}`;
+  await probe.pool.query(`
+    CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.ns = (SELECT id FROM namespaces WHERE namespace = '${namespace}') THEN
+        RAISE EXCEPTION 'amends-test rejects this commit';
+      END IF;
+      RETURN NEW;
+    END $$`);
+  await probe.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON decisions FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+  try {
+    await body();
+  } finally {
+    await probe.pool.query(`DROP TRIGGER ${fn} ON decisions`);
+    await probe.pool.query(`DROP FUNCTION ${fn}()`);
+  }
+}
+
 describe('amends worker: store retries exhausted', () => {
-  it('PostgreSQL rejects every batch commit of the namespace: exit 1 saying retries were exhausted, nothing written', async () => {
+  it('--outage-budget-s 0: the first exhausted retries exit 1 saying so, nothing written', async () => {
     const source = await createSource(topics);
     await publishStory(source, 3);
-    const fn = `amends_test_reject_${Math.random().toString(36).slice(2, 10)}`;
-    // Only this namespace's decisions are refused (the table is shared with concurrent suites).
-    await probe.pool.query(`
-      CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.ns = (SELECT id FROM namespaces WHERE namespace = '${source.namespace}') THEN
-          RAISE EXCEPTION 'amends-test rejects this commit';
-        END IF;
-        RETURN NEW;
-      END $$`);
-    await probe.pool.query(`CREATE TRIGGER ${fn} BEFORE INSERT ON decisions FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
-    try {
-      const worker = startWorker({ manifestPath: source.manifestPath });
+    await rejectingDecisions(source.namespace, async () => {
+      const worker = startWorker({ manifestPath: source.manifestPath, extraArgs: ['--outage-budget-s', '0'] });
       const diagnostic = await expectFailedExit(worker);
-      expect(diagnostic).toMatch(/partition 0: retries_exhausted: process failed 3 times/);
+      expect(diagnostic).toMatch(/partition 0: retries_exhausted: process failed 3 times \(partition_failed\)$/);
       // Three attempts, each refused by the server (an ERROR: not committed), none unknown.
       const tried = attempts(worker);
       expect(tried.map((a) => [a.first_offset, a.observation])).toEqual([
@@ -315,10 +324,27 @@ describe('amends worker: store retries exhausted', () => {
         [0, 'error'],
       ]);
       expect(String(tried[0]?.detail)).toMatch(/amends-test rejects this commit/);
-    } finally {
-      await probe.pool.query(`DROP TRIGGER ${fn} ON decisions`);
-      await probe.pool.query(`DROP FUNCTION ${fn}()`);
-    }
+    });
+    expect(await decided(source)).toEqual([[], []]);
+    expect((await probe.partitions(source.namespace)).map((p) => p.frontier)).toEqual([0, 0]);
+  });
+
+  it('a refusal that outlasts the outage budget: the worker rides, claims afresh, then exits 1 naming the budget', async () => {
+    const source = await createSource(topics);
+    await publishStory(source, 3);
+    const epochsBefore = 1; // the first claim
+    await rejectingDecisions(source.namespace, async () => {
+      const worker = startWorker({ manifestPath: source.manifestPath, extraArgs: ['--outage-budget-s', '2'] });
+      const diagnostic = await expectFailedExit(worker);
+      expect(diagnostic).toMatch(
+        /partition 0: retries_exhausted: process failed 3 times; outage budget of 2 s spent \(partition_failed\)$/,
+      );
+      // Each ride ends in a fresh claim (a new epoch) and three more refused attempts.
+      const tried = attempts(worker);
+      expect(tried.length).toBeGreaterThanOrEqual(6);
+      expect(tried.every((a) => a.first_offset === 0 && a.observation === 'error')).toBe(true);
+      expect(new Set(tried.map((a) => a.epoch)).size).toBeGreaterThan(epochsBefore);
+    });
     expect(await decided(source)).toEqual([[], []]);
     expect((await probe.partitions(source.namespace)).map((p) => p.frontier)).toEqual([0, 0]);
   });

@@ -50,6 +50,7 @@ function realGroup(services: DeferredServices) {
       connect: services.actor<void, void>('connect', group),
       poll: services.actor<readonly SourceRecord[], { maxRecords: number }>('poll', group),
       observeSource: services.actor<SourceObservation, { partitions: readonly number[] }>('observeSource', group),
+      probe: services.actor<SourceObservation, { partitions: readonly number[] }>('probe', group),
       assign: services.actor<void, { positions: readonly PartitionPosition[] }>('assign', group),
       unassign: services.actor<void, void>('unassign', group),
       close: services.actor<void, void>('close', group),
@@ -62,12 +63,6 @@ type GroupActor = ReturnType<typeof createActor<ReturnType<typeof realGroup>>>;
 function childSnapshot(actor: GroupActor, partition: number): PartitionSnapshot | undefined {
   const ref = (actor.getSnapshot().children as Record<string, AnyActorRef | undefined>)[partitionActorId(partition)];
   return ref?.getSnapshot() as PartitionSnapshot | undefined;
-}
-
-function childLeaf(actor: GroupActor, partition: number): string {
-  const snapshot = childSnapshot(actor, partition);
-  if (snapshot === undefined) throw new Error(`partition ${partition} has no actor`);
-  return leafPath(snapshot.value);
 }
 
 /** Completes one of a child's calls and lets the system react. */
@@ -108,13 +103,12 @@ async function stimulate(event: ModelEvent, actor: GroupActor, services: Deferre
     case 'foreign':
       await complete(services, p, 'claim', { output: { epoch: 0, frontier: groupClaimedFrontier } });
       return;
+    case 'invalid':
+      await complete(services, p, 'claim', { output: { epoch: 1, frontier: 101 } });
+      return;
     case 'failed':
-      if (childLeaf(actor, p) === 'claiming.claim') {
-        await complete(services, p, 'claim', { output: { epoch: 1, frontier: 101 } });
-      } else {
-        await complete(services, p, 'process', { error: unknown });
-        await complete(services, p, 'observe', { error: new Error('connection refused') });
-      }
+      await complete(services, p, 'process', { error: unknown });
+      await complete(services, p, 'observe', { error: new Error('connection refused') });
       return;
     case 'settled':
     case 'finish':
@@ -124,8 +118,11 @@ async function stimulate(event: ModelEvent, actor: GroupActor, services: Deferre
       await complete(services, p, 'process', { output: { kind: 'fenced', epoch: 2 } });
       return;
     case 'budget':
-      // The group's own budget timer is delivered directly: the partition actors' budgets are
-      // due at the same simulated instant, and this step is about the group's.
+    case 'wait':
+    case 'expired':
+    case 'quiet':
+      // The group's own timers are delivered directly: the partition actors' budgets are due
+      // at the same simulated instant, and these steps are about the group's.
       actor.send(concrete as unknown as Parameters<GroupActor['send']>[0]);
       await settle();
       return;
@@ -175,6 +172,8 @@ function checkStep(
     }
     // No new decision once the group revokes or drains.
     if (call.service === 'process') expect(leafPath(after.value), where).toBe('running.deciding');
+    // A riding group probes only once every partition has left processing.
+    if (call.service === 'probe') expect(children, `${where}: probe with live partitions`).toEqual([]);
     // The consumer is assigned at the frontiers PostgreSQL returned.
     if (call.service === 'assign') {
       for (const position of (call.input as { positions: PartitionPosition[] }).positions) {
@@ -188,10 +187,22 @@ function checkStep(
     expect(leafPath(after.value), where).not.toMatch(/^draining/);
     expect(after.context.partitions.find((e) => e.partition === Number(arg))?.phase, where).toBe('retired');
   }
-  // A failed partition fails the whole process.
-  if (name === 'failed') {
+  // An invalid source fails the whole process.
+  if (name === 'invalid') {
     expect(after.context.failure, where).not.toBeNull();
     expect(leafPath(after.value), where).toMatch(/^draining/);
+  }
+  // A transient failure suspends processing (worker.md §6); only a spent outage budget, a stop
+  // already under way or a revocation (the partitions go anyway) decide otherwise.
+  if (name === 'failed') {
+    const from = leafPath(before.value);
+    if (from.startsWith('draining')) expect(after.context.failure, where).not.toBeNull();
+    else if (from.startsWith('running.revoking')) expect(after.context.failure, where).toBeNull();
+    else {
+      expect(after.context.outage, where).not.toBeNull();
+      const spent = after.context.outage?.overdue === true;
+      expect(leafPath(after.value), where).toMatch(spent ? /^draining/ : /^running\.riding/);
+    }
   }
   if (after.status === 'done') {
     expect(after.output, where).toEqual({

@@ -34,6 +34,8 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
   const consuming = ctx.partitions.filter((e) => e.phase === 'consuming' && e !== busy).map((e) => e.partition);
   const claiming = ctx.partitions.filter((e) => e.phase === 'claiming').map((e) => e.partition);
   const leaf = leafPath(snapshot.value);
+  // The outage clock can tick anywhere; offering it while polling and riding covers its edges.
+  const clock = ctx.outage === null ? [] : [ctx.outage.overdue ? 'quiet' : 'expired'];
   switch (leaf) {
     case 'starting':
       return ['connect:done', 'connect:error', 'STOP'];
@@ -48,6 +50,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
         'REVOKED',
         'LOST',
         'STOP',
+        ...clock,
       ];
     case 'running.validatingBatch':
       return ['source:valid', 'source:invalid', 'source:error', 'ASSIGNED:one', 'REVOKED', 'STOP'];
@@ -59,7 +62,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
       return ['source:valid', 'source:invalid', 'source:error', 'budget', 'REVOKED', 'STOP'];
     case 'running.assigning.claiming':
       return [
-        ...claiming.flatMap((p) => [`positioned:${p}`, `foreign:${p}`, `failed:${p}`]),
+        ...claiming.flatMap((p) => [`positioned:${p}`, `foreign:${p}`, `invalid:${p}`]),
         'budget',
         'REVOKED',
         'STOP',
@@ -70,6 +73,10 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
       return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`, 'REVOKED', 'STOP'];
     case 'running.revoking.unassigning':
       return ['unassign:done', 'unassign:error', 'REVOKED', 'STOP'];
+    case 'running.riding.probing':
+      return ['probe:done', 'probe:invalid', 'probe:error', 'STOP', ...clock];
+    case 'running.riding.waiting':
+      return ['wait', 'STOP', ...clock];
     case 'draining.releasing':
       return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`];
     case 'draining.unassigning':
@@ -89,6 +96,14 @@ function entryOf(snapshot: GroupSnapshot, partition: number): PartitionEntry {
 
 function record(partition: number, offset: number) {
   return { partition, offset, key: null, value: new Uint8Array([123, 125]) };
+}
+
+function observation(invalid: boolean, partitions: readonly number[]) {
+  if (invalid) return { valid: false, reason: 'partition_count_changed', detail: '3 partitions, not 2' };
+  return {
+    valid: true,
+    bounds: partitions.map((partition) => ({ partition, retainedStart: 0, readCommittedEnd: 100 })),
+  };
 }
 
 export function instantiateGroup(variant: string, snapshot: GroupSnapshot): ModelEvent {
@@ -112,6 +127,15 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
       return { type: 'PARTITIONS_ASSIGNED', partitions: arg === 'both' ? [1, 0] : [0], variant };
     case 'budget':
       return { type: 'xstate.after.operationBudget.group.running.assigning', variant };
+    case 'wait':
+      return { type: 'xstate.after.probeWait.group.running.riding.waiting', variant };
+    case 'expired':
+      return { type: 'OUTAGE_EXPIRED', variant };
+    case 'quiet':
+      return { type: 'OUTAGE_QUIET', variant };
+    case 'probe':
+      if (arg === 'error') return error('probe');
+      return done('probe', observation(arg === 'invalid', snapshot.context.assignment));
     case 'connect':
     case 'assign':
     case 'unassign':
@@ -128,22 +152,10 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
     }
     case 'source': {
       if (arg === 'error') return error('observeSource');
-      if (arg === 'invalid') {
-        return done('observeSource', {
-          valid: false,
-          reason: 'partition_count_changed',
-          detail: '3 partitions, not 2',
-        });
-      }
       const partitions = leafPath(snapshot.value).includes('assigning')
         ? snapshot.context.assignment
         : snapshot.context.partitions.map((e) => e.partition);
-      const bounds = partitions.map((partition) => ({
-        partition,
-        retainedStart: 0,
-        readCommittedEnd: 100,
-      }));
-      return done('observeSource', { valid: true, bounds });
+      return done('observeSource', observation(arg === 'invalid', partitions));
     }
     case 'positioned':
       return { type: 'PARTITION_POSITIONED', partition: p, offset: groupClaimedFrontier, variant };
@@ -158,6 +170,8 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
       return ended({ status: 'retired', reason: 'revoked', detail: 'assignment revoked' });
     case 'failed':
       return ended({ status: 'failed', reason: 'outcome_unresolved', detail: 'observe failed' });
+    case 'invalid':
+      return ended({ status: 'failed', reason: 'source_invalid', detail: 'frontier_beyond_end: claimed 101 of 100' });
     default:
       throw new Error(`unknown group variant ${variant}`);
   }
@@ -176,5 +190,6 @@ export function serializeGroup(snapshot: GroupSnapshot): string {
     ctx.inFlight,
     ctx.pending.length,
     ctx.failure !== null,
+    ctx.outage === null ? 'none' : ctx.outage.overdue ? 'overdue' : 'open',
   ]);
 }

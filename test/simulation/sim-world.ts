@@ -12,6 +12,8 @@
  * source observation that reports a recreated topic, and stalls that let the 20 s budget expire.
  * A calm phase follows: no faults, one more rebalance, run until every partition caught up.
  */
+
+import type { InspectionEvent } from 'xstate';
 import { sortDecisions, sortOutputVersions } from '../../src/domain/export-lines.js';
 import type { GroupOutput } from '../../src/machines/group-machine.js';
 import { operationBudgetMs } from '../../src/machines/limits.js';
@@ -108,6 +110,14 @@ interface SimMember {
   exited: GroupOutput | null;
   /** Per partition: the epoch of the last claim whose reply this member received. */
   claimedEpochs: Map<number, number>;
+  /** The group is riding through an outage. */
+  riding: boolean;
+}
+
+/** The members of a group actor's snapshot the ride count reads. */
+interface GroupSnapshotLike {
+  machine?: { id: string };
+  value: unknown;
 }
 
 export interface SimResult {
@@ -392,12 +402,14 @@ export class SimWorld {
       alive: true,
       exited: null,
       claimedEpochs: new Map(),
+      riding: false,
     };
     member.runtime = createWorkerRuntime({
       namespace: this.topic.config.namespace,
       batchSize: this.rng.int(1, 3),
       ports: this.portsFor(member),
       clock: this.clock,
+      inspect: (event) => this.noteRide(member, event),
     });
     this.members.push(member);
     member.runtime.done.then(
@@ -422,6 +434,16 @@ export class SimWorld {
     );
     this.log(() => `m${id} started`);
     member.runtime.start();
+  }
+
+  /** Counts the group's rides through transient outages (worker.md §6) and their ends. */
+  private noteRide(member: SimMember, event: InspectionEvent): void {
+    const snapshot = event.type === '@xstate.snapshot' ? (event.snapshot as unknown as GroupSnapshotLike) : null;
+    if (snapshot?.machine?.id !== 'group') return;
+    const riding = JSON.stringify(snapshot.value).includes('riding');
+    if (riding && !member.riding) this.count('ride');
+    if (!riding && member.riding) this.count('ride ended');
+    member.riding = riding;
   }
 
   /** SIGKILL: the actors stop without cleanup; the broker expires the session. */

@@ -55,6 +55,8 @@ describe('deterministic simulation', () => {
         for (const [what, n] of Object.entries(r.counts)) add(what, n);
       }
       console.log(`seeds ${start}–${end - 1}: ${JSON.stringify(Object.fromEntries([...totals].sort()))}`);
+      // The chaos phase's store faults must make groups ride through outages (worker.md §6).
+      if (end - start === chunk) expect(totals.get('ride') ?? 0).toBeGreaterThan(0);
     });
   }
 });

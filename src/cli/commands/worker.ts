@@ -24,6 +24,7 @@ import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postg
 import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
 import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { WorkerMetrics } from '../../io/worker-metrics.js';
+import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { PostgresState } from '../../store/postgres-state.js';
@@ -31,25 +32,30 @@ import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { outageBudgetFrom } from '../outage-flag.js';
 import { processIdentity } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
+/** A riding worker does not poll: budget + one 20 s operation < the 60 s max.poll.interval.ms. */
+const outageBudgetMaxS = 35;
 /** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
 const closeTimeoutMs = 15_000;
 
 export const workerCommand = defineCommand({
   name: 'worker',
   summary: 'decide source records exactly once into PostgreSQL',
-  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--session-timeout-ms 6000] [--tui]
+  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--outage-budget-s 30] [--tui]
 
   Joins the namespace's consumer group (amends.<namespace>.source) and decides every
   record of its assigned partitions exactly once: each poll's records are decided in one
   PostgreSQL transaction fenced by the partition's epoch and frontier. Offsets come from
   PostgreSQL only. Logs one JSON line per store attempt on stderr and writes a heartbeat
-  row about once a second. SIGINT/SIGTERM drain and exit 0; a fatal condition (invalid
-  source, exhausted retries, an unresolved commit outcome) exits 1. Needs
-  AMENDS_DATABASE_URL.
+  row about once a second. SIGINT/SIGTERM drain and exit 0. A database or broker outage
+  (exhausted retries, an unresolved commit outcome, an unobservable source) suspends
+  processing: the worker stays in the group, probes both, and claims its partitions afresh
+  once they answer; past the outage budget it exits 1, as it does at once for an invalid
+  source. Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M               the manifest printed by source-create (required)
@@ -57,6 +63,9 @@ export const workerCommand = defineCommand({
     --instance-id ID           static group membership (KIP-345): a restarted worker with
                                the same id gets its partitions back without a rebalance
     --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
+    --outage-budget-s S        how long an outage may last before exit 1 (default 30, at most
+                               ${outageBudgetMaxS}: a riding worker does not poll, and budget + 20 s
+                               stays below max.poll.interval.ms); 0: exit at the first one
     --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
     --kafka-config FILE        librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
     --metrics-addr HOST:PORT   serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
@@ -71,6 +80,7 @@ export const workerCommand = defineCommand({
     batchSize: { type: 'number', default: 1 },
     instanceId: { type: 'string' },
     sessionTimeoutMs: { type: 'number', default: 6000 },
+    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     tui: { type: 'boolean', default: false },
@@ -84,6 +94,7 @@ export const workerCommand = defineCommand({
     if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < 1000) {
       throw usageError('--session-timeout-ms must be an integer of at least 1000');
     }
+    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
     const workerId = processIdentity(instanceId, cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
@@ -178,6 +189,7 @@ export const workerCommand = defineCommand({
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
+        outageBudgetMs,
         ports: {
           state,
           source: metrics.observingSource(observer),

@@ -1,0 +1,14 @@
+/**
+ * `--outage-budget-s` (worker.md §6 "Transient outages"): how long worker, relay and view ride
+ * through a database or broker outage before they exit 1. Whole seconds; 0 keeps the old
+ * behaviour of exiting at the first failure.
+ */
+import { usageError } from '../domain/amends-error.js';
+
+/** The budget in ms, or a usage error naming the allowed range. */
+export function outageBudgetFrom(seconds: unknown, maxS: number): number {
+  if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0 || seconds > maxS) {
+    throw usageError(`--outage-budget-s must be an integer in [0, ${maxS}] (seconds), not ${String(seconds)}`);
+  }
+  return seconds * 1000;
+}
