@@ -5,6 +5,10 @@
  */
 import { usageError } from '../domain/amends-error.js';
 
+/** A riding worker does not poll: budget + one 20 s operation < the 60 s max.poll.interval.ms.
+ * Relay and view take the same bound, so one setting fits all three. */
+export const outageBudgetMaxS = 35;
+
 /** The budget in ms, or a usage error naming the allowed range. */
 export function outageBudgetFrom(seconds: unknown, maxS: number): number {
   if (typeof seconds !== 'number' || !Number.isSafeInteger(seconds) || seconds < 0 || seconds > maxS) {

@@ -47,7 +47,8 @@ export const pendingOutboxRowsSql = `SELECT id, partition, record_key, record_va
 export const relayPollFallbackMs = 1_000;
 /** After a batch with a failed or unknown delivery, wait this long before publishing again. */
 const retryBackoffMs = 1_000;
-/** Consecutive batches with failed deliveries before the relay gives up (exit 1). */
+/** Consecutive batches with failed deliveries before the relay gives up (exit 1), if they
+ * also span the outage budget: a broker outage within the budget is ridden through. */
 const consecutiveFailedBatchesMax = 10;
 
 /**
@@ -75,6 +76,8 @@ export interface OutboxRelayOptions {
   log: JsonLog;
   faultExitAfterPublish: boolean;
   stats: RelayStats;
+  /** `--outage-budget-s` in ms: how long deliveries may keep failing. */
+  outageBudgetMs: number;
   /** Each turn of the publishing loop (for readiness: relay-metrics.ts). */
   onCycle?: () => void;
 }
@@ -90,6 +93,7 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   private woken = false;
   private failedBatches = 0;
+  private failingSince = 0;
 
   constructor(private readonly o: OutboxRelayOptions) {}
 
@@ -108,10 +112,12 @@ export class OutboxRelay {
       const result = await this.publishBatch(nsId);
       this.o.onCycle?.();
       if (result.failed > 0) {
+        if (this.failedBatches === 0) this.failingSince = Date.now();
         this.failedBatches += 1;
-        if (this.failedBatches >= consecutiveFailedBatchesMax) {
+        const failingMs = Date.now() - this.failingSince;
+        if (this.failedBatches >= consecutiveFailedBatchesMax && failingMs >= this.o.outageBudgetMs) {
           throw operationalError(
-            `${this.failedBatches} batches in a row had failed or unknown deliveries to ${this.o.binding.outputTopic} (last: ${result.detail}); the rows stay pending for the next relay`,
+            `${this.failedBatches} batches in a row over ${Math.round(failingMs / 1000)} s had failed or unknown deliveries to ${this.o.binding.outputTopic} (last: ${result.detail}); the rows stay pending for the next relay`,
           );
         }
         await this.sleep(retryBackoffMs);

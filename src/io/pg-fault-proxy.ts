@@ -16,6 +16,9 @@
  *   `drop_after_forward`, the client cannot race the server: a client that reacts to the
  *   lost connection (amends' store cancels the session's statement, store-connection.ts)
  *   could otherwise cancel the statement before it commits.
+ * And, for the outage tests (worker.md §6 "Transient outages"), `outage(ms)`: every open
+ * connection is cut at once and new ones are refused until it ends, which is what clients
+ * see of a database restart or a network partition.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -48,6 +51,8 @@ export class PgFaultProxy {
   private faults: Fault[] = [];
   /** How many faults fired, for assertions. */
   fired = 0;
+  /** Until this time (ms since the epoch) every connection is refused. */
+  private downUntil = 0;
 
   private constructor(
     private readonly upstreamHost: string,
@@ -73,12 +78,23 @@ export class PgFaultProxy {
     this.faults.push(fault);
   }
 
+  /** Cuts every connection now and refuses new ones for `ms`; resolves when the outage ends. */
+  async outage(ms: number): Promise<void> {
+    this.downUntil = Date.now() + ms;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => setTimeout(resolve, ms));
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   private accept(client: Socket): void {
+    if (Date.now() < this.downUntil) {
+      client.destroy();
+      return;
+    }
     const server = createConnection(this.upstreamPort, this.upstreamHost);
     this.sockets.add(client);
     this.sockets.add(server);

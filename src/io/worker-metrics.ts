@@ -27,6 +27,7 @@ export class WorkerMetrics {
   private readonly claims: Counter<'namespace' | 'result'>;
   private readonly retirements: Counter<'namespace' | 'status' | 'reason'>;
   private readonly groupCommits: Counter<'namespace' | 'result'>;
+  private readonly outages: Counter<'namespace'>;
   /** Each partition's read-committed end at the latest observation. */
   private readonly ends = new Map<number, number>();
   private lastPollAt: number | null = null;
@@ -75,7 +76,18 @@ export class WorkerMetrics {
       labelNames: ['namespace', 'result'],
       registers,
     });
+    this.outages = new Counter({
+      name: 'amends_worker_outages_total',
+      help: 'Database or broker outages the worker rode through (or began to: see amends_partition_ends_total)',
+      labelNames: ['namespace'],
+      registers,
+    });
     this.partitionGauges(registry);
+  }
+
+  /** The group began riding through an outage (ride-log.ts). */
+  rode(): void {
+    this.outages.inc({ namespace: this.namespace });
   }
 
   private partitionGauges(registry: Registry): void {

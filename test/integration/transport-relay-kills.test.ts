@@ -15,6 +15,7 @@ import type { OutputVersion } from '../../src/domain/output-version.js';
 import { Prng } from '../simulation/prng.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
+import { ledgerChunk } from '../support/ledger-chunk.js';
 import {
   createBoundSource,
   exportInProcess,
@@ -36,21 +37,6 @@ const probe = new TransportProbe();
 const twoKeysConfig = join(repoRoot, 'fixtures', 'two-keys.config.json');
 const keys = (JSON.parse(readFileSync(twoKeysConfig, 'utf8')) as { stock_keys: { item: string; location: string }[] })
   .stock_keys;
-
-/** A seeded stream of posts, corrections and cancels over both keys and a week of days. */
-function generatedChunk(prng: Prng, chunk: number): string {
-  const lines: string[] = [];
-  for (let i = 0; i < recordsPerChunk; i++) {
-    const { item, location } = prng.pick(keys);
-    const txn = `C${chunk}-T${prng.int(0, 40)}`;
-    const rev = prng.int(1, 4);
-    const value = prng.chance(0.15)
-      ? { schema: 1, txn, rev, op: 'cancel', item, location }
-      : { schema: 1, txn, rev, op: 'post', item, location, day: `2026-03-0${prng.int(1, 7)}`, qty: prng.int(-40, 40) };
-    lines.push(JSON.stringify({ key: { item, location }, value }));
-  }
-  return `${lines.join('\n')}\n`;
-}
 
 beforeAll(() => requireBuild());
 afterEach(() => stopAllAmends());
@@ -74,7 +60,7 @@ describe('relay killed at random points', () => {
     let records = 0;
     let killedWithPending = 0;
     for (let k = 0; k < kills; k++) {
-      const loading = loadText(source, `chunk-${k}`, generatedChunk(prng, k));
+      const loading = loadText(source, `chunk-${k}`, ledgerChunk(prng, keys, `C${k}`, recordsPerChunk));
       const relay = startAmends('relay', source.manifestPath);
       await relay.waitForLog('relay_active');
       await sleep(prng.int(0, killDelayMaxMs));

@@ -6,12 +6,15 @@ import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom } from '../../io/postgres.js';
 import { RelayMetrics } from '../../io/relay-metrics.js';
+import { rideThrough, type Session } from '../../io/ride-through.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { SourceProducer } from '../../io/source-producer.js';
+import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
@@ -22,7 +25,7 @@ const producerCloseTimeoutMs = 10_000;
 export const relayCommand = defineCommand({
   name: 'relay',
   summary: "publish the namespace's outbox to its output topic",
-  help: `relay --manifest M [--instance-id ID]
+  help: `relay --manifest M [--instance-id ID] [--outage-budget-s 30]
 
   Publishes pending outbox envelopes to the namespace's output topic (amendsctl
   output-create) in outbox order per partition, with an idempotent producer (acks=all),
@@ -30,12 +33,16 @@ export const relayCommand = defineCommand({
   fallback. One relay per namespace is active; another waits as a hot standby and takes
   over when it dies. A lost or unknown delivery is published again (identical duplicates,
   never different content). Refuses to run when the live output topic's UUID differs from
-  the binding. SIGINT/SIGTERM drain the deliveries in flight and exit 0. Logs JSON lines on
+  the binding. A database or broker outage shorter than the outage budget is ridden
+  through: a fresh session takes the lock again and publishes what is still pending; past
+  the budget it exits 1. SIGINT/SIGTERM drain the deliveries in flight and exit 0. Logs JSON lines on
   stderr; writes a heartbeat row (role relay). Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
+    --outage-budget-s S
+                      how long an outage may last before exit 1 (default 30); 0: exit at once
     --metrics-addr HOST:PORT
                       serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
     --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
@@ -48,12 +55,14 @@ export const relayCommand = defineCommand({
   flags: {
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
+    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     ...observabilityFlags,
   },
   async run(cli, io) {
     const relayId = processIdentity(cli.flags.instanceId, cli.input);
+    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
@@ -99,37 +108,42 @@ export const relayCommand = defineCommand({
       );
       heartbeat.start();
 
-      const lock = await RoleLock.open(databaseUrl, 'relay', namespace, applicationName);
-      closers.push(() => lock.close());
-      const acquired = await lock.acquire(stop.signal, () => log.write('relay_standby', { namespace }));
-      if (!acquired) {
-        stats.state = 'stopped';
-        log.write('relay_stopped', { state: 'standby', exit_code: 0 });
-        return 0;
-      }
-      await checkTopic();
-      stats.state = 'active';
-      log.write('relay_active', { namespace });
-      const producer = await SourceProducer.open({
-        brokers,
-        clientId: `amends-relay-${relayId}`,
-        deliveryTimeoutMs,
-      });
-      closers.push(() => producer.close(producerCloseTimeoutMs));
-      const relay = new OutboxRelay({
-        namespace,
-        binding,
-        pool: db.pool,
-        lock,
-        producer,
-        log,
-        faultExitAfterPublish,
-        stats,
-        onCycle: () => metrics?.cycled(),
-      });
-      await relay.run(stop.signal);
+      // Each session takes the role lock on a fresh connection and publishes what is still
+      // pending: after an outage the outbox itself is the durable position.
+      let producer: SourceProducer | undefined;
+      const session: Session<'standby' | 'drained'> = async (progressed) => {
+        const lock = await RoleLock.open(databaseUrl, 'relay', namespace, applicationName);
+        try {
+          const standby = () => {
+            stats.state = 'standby';
+            log.write('relay_standby', { namespace });
+          };
+          if (!(await lock.acquire(stop.signal, standby))) return 'standby';
+          await checkTopic();
+          stats.state = 'active';
+          log.write('relay_active', { namespace });
+          producer ??= await SourceProducer.open({ brokers, clientId: `amends-relay-${relayId}`, deliveryTimeoutMs });
+          const relay = new OutboxRelay({
+            ...{ namespace, binding, pool: db.pool, lock, producer, log, faultExitAfterPublish, stats, outageBudgetMs },
+            onCycle: () => {
+              progressed();
+              metrics?.cycled();
+            },
+          });
+          await relay.run(stop.signal);
+          return 'drained';
+        } finally {
+          await lock.close();
+        }
+      };
+      closers.push(async () => producer?.close(producerCloseTimeoutMs));
+      const ended = await rideThrough({ budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'relay' }, session);
       stats.state = 'stopped';
-      log.write('relay_stopped', { state: 'drained', exit_code: 0, published_rows: stats.published_rows });
+      log.write('relay_stopped', {
+        state: ended ?? 'drained',
+        exit_code: 0,
+        published_rows: stats.published_rows,
+      });
       return 0;
     } finally {
       stop.detach();

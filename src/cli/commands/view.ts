@@ -1,18 +1,24 @@
 import { operationalError } from '../../domain/amends-error.js';
+import type { NamespaceConfig } from '../../domain/config.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
+import type { JsonLog } from '../../io/json-log.js';
 import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { newMetricsRegistry } from '../../io/metrics-server.js';
+import type { OutputBinding } from '../../io/output-binding.js';
 import { checkLiveBinding } from '../../io/output-binding.js';
 import { OutputConsumer } from '../../io/output-consumer.js';
 import { OutputView, readViewPartitions } from '../../io/output-view.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { rideThrough, type Session } from '../../io/ride-through.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { ViewMetrics } from '../../io/view-metrics.js';
+import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
@@ -21,7 +27,7 @@ const pollRecordsMax = 500;
 export const viewCommand = defineCommand({
   name: 'view',
   summary: 'keep the latest version per (item, location, day) from the output topic',
-  help: `view --manifest M [--instance-id ID]
+  help: `view --manifest M [--instance-id ID] [--outage-budget-s 30]
 
   Consumes the namespace's output topic (read_committed) from the view's own frontier in
   PostgreSQL and keeps, per (item, location, day), the highest version (retractions
@@ -29,11 +35,15 @@ export const viewCommand = defineCommand({
   (stale), an identical duplicate is ignored (duplicate); the same version with different
   content is a fatal conflict: nothing is overwritten, exit 1. One view per namespace is
   active, another waits as a hot standby. Refuses to run when the live output topic's UUID
-  differs from the binding. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
+  differs from the binding. A database or broker outage shorter than the outage budget is
+  ridden through: a fresh session takes the lock again and resumes from the frontiers in
+  PostgreSQL; past the budget it exits 1. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
+    --outage-budget-s S
+                      how long an outage may last before exit 1 (default 30); 0: exit at once
     --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
     --kafka-config FILE
                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
@@ -46,12 +56,14 @@ export const viewCommand = defineCommand({
   flags: {
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
+    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     ...observabilityFlags,
   },
   async run(cli, io) {
     const viewId = processIdentity(cli.flags.instanceId, cli.input);
+    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
     const manifestPath = cli.flags.manifest as string;
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
@@ -102,64 +114,33 @@ export const viewCommand = defineCommand({
       );
       heartbeat.start();
 
-      const lock = await RoleLock.open(databaseUrl, 'view', namespace, applicationName);
-      closers.push(() => lock.close());
-      const acquired = await lock.acquire(stop.signal, () => log.write('view_standby', { namespace }));
-      if (!acquired) {
-        // The last heartbeat (in finally) says it ended cleanly, whatever it was doing.
-        state = 'stopped';
-        log.write('view_stopped', { state: 'standby', exit_code: 0 });
-        return 0;
-      }
-      const ends = await checkTopic();
-      const frontiers = await readViewPartitions(db.pool, namespace).catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `reading the view frontiers of namespace ${namespace}`);
-      });
-      if (frontiers.length !== binding.partitions) {
-        throw operationalError(
-          `namespace ${namespace} has ${frontiers.length} view partition rows for ${binding.partitions} output partitions: the store is inconsistent`,
-        );
-      }
-      for (const f of frontiers) {
-        const end = ends.get(f.partition) ?? 0;
-        // PostgreSQL wins, but a frontier beyond the topic's end means history is missing.
-        if (f.frontier > end) {
-          throw operationalError(
-            `the view frontier of partition ${f.partition} is ${f.frontier}, beyond the end ${end} of output topic ${binding.outputTopic}: records the view applied are gone from the topic`,
+      const live = { consumer: undefined as OutputConsumer | undefined };
+      closers.push(async () => live.consumer?.close());
+      const env: ViewEnv = { namespace, config: manifest.config, binding, databaseUrl, db, log, metrics };
+      const session: Session<'standby' | 'drained'> = async (progressed) => {
+        const lock = await RoleLock.open(databaseUrl, 'view', namespace, applicationName);
+        try {
+          if (!(await lock.acquire(stop.signal, () => log.write('view_standby', { namespace })))) return 'standby';
+          view = await activateView(env, await checkTopic());
+          state = 'active';
+          progressed(); // both answered: an outage, if any, is over
+          live.consumer ??= await OutputConsumer.open(
+            brokers,
+            namespace,
+            binding.outputTopic,
+            `amends-view-${viewId}`,
+            (detail) => log.write('kafka_client', { detail }, 'warn'),
           );
+          await applyUntilStopped(live.consumer, view, lock, stop.signal, env, progressed);
+          return 'drained';
+        } finally {
+          await lock.close();
         }
-      }
-      view = new OutputView(db, manifest.config, frontiers);
-      state = 'active';
-      metrics.activated(view);
-      log.write('view_active', {
-        namespace,
-        frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),
-      });
-      const consumer = await OutputConsumer.open(
-        brokers,
-        namespace,
-        binding.outputTopic,
-        `amends-view-${viewId}`,
-        (detail) => log.write('kafka_client', { detail }, 'warn'),
-      );
-      closers.push(() => consumer.close());
-      consumer.assign(view.positions);
-      while (!stop.signal.aborted) {
-        lock.throwIfLost();
-        const records = await consumer.poll(pollRecordsMax);
-        metrics.polled();
-        if (records.length === 0) continue;
-        const started = process.hrtime.bigint();
-        const counts = await view.apply(records);
-        log.write('view_applied', {
-          records: records.length,
-          ...counts,
-          elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
-        });
-      }
+      };
+      const ended = await rideThrough({ budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'view' }, session);
+      // The last heartbeat (in finally) says it ended cleanly, whatever it was doing.
       state = 'stopped';
-      log.write('view_stopped', { state: 'drained', exit_code: 0 });
+      log.write('view_stopped', { state: ended ?? 'drained', exit_code: 0 });
       return 0;
     } finally {
       stop.detach();
@@ -168,3 +149,68 @@ export const viewCommand = defineCommand({
     }
   },
 });
+
+interface ViewEnv {
+  namespace: string;
+  config: NamespaceConfig;
+  binding: OutputBinding;
+  databaseUrl: string;
+  db: Database;
+  log: JsonLog;
+  metrics: ViewMetrics;
+}
+
+/** Reads the view's frontiers from PostgreSQL (they win) and checks them against the topic's ends. */
+async function activateView(env: ViewEnv, ends: Map<number, number>): Promise<OutputView> {
+  const { namespace, binding, databaseUrl, db, log, metrics } = env;
+  const frontiers = await readViewPartitions(db.pool, namespace).catch((error: unknown) => {
+    throw describeDatabaseError(error, databaseUrl, `reading the view frontiers of namespace ${namespace}`);
+  });
+  if (frontiers.length !== binding.partitions) {
+    throw operationalError(
+      `namespace ${namespace} has ${frontiers.length} view partition rows for ${binding.partitions} output partitions: the store is inconsistent`,
+    );
+  }
+  for (const f of frontiers) {
+    const end = ends.get(f.partition) ?? 0;
+    // PostgreSQL wins, but a frontier beyond the topic's end means history is missing.
+    if (f.frontier > end) {
+      throw operationalError(
+        `the view frontier of partition ${f.partition} is ${f.frontier}, beyond the end ${end} of output topic ${binding.outputTopic}: records the view applied are gone from the topic`,
+      );
+    }
+  }
+  const view = new OutputView(db, env.config, frontiers);
+  metrics.activated(view);
+  log.write('view_active', {
+    namespace,
+    frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),
+  });
+  return view;
+}
+
+/** Polls and applies from the view's positions until the stop signal; each applied poll is progress. */
+async function applyUntilStopped(
+  consumer: OutputConsumer,
+  view: OutputView,
+  lock: RoleLock,
+  signal: AbortSignal,
+  env: ViewEnv,
+  progressed: () => void,
+): Promise<void> {
+  consumer.assign(view.positions);
+  while (!signal.aborted) {
+    lock.throwIfLost();
+    const records = await consumer.poll(pollRecordsMax);
+    env.metrics.polled();
+    if (records.length === 0) continue;
+    const started = process.hrtime.bigint();
+    const counts = await view.apply(records);
+    progressed();
+    env.log.write('view_applied', {
+      records: records.length,
+      ...counts,
+      elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
+    });
+  }
+}

@@ -22,6 +22,7 @@ import { newMetricsRegistry } from '../../io/metrics-server.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
+import { rideWatcher } from '../../io/ride-log.js';
 import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { WorkerMetrics } from '../../io/worker-metrics.js';
 import { defaultOutageBudgetMs } from '../../machines/limits.js';
@@ -32,13 +33,12 @@ import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
-import { outageBudgetFrom } from '../outage-flag.js';
+import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
-/** A riding worker does not poll: budget + one 20 s operation < the 60 s max.poll.interval.ms. */
-const outageBudgetMaxS = 35;
+
 /** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
 const closeTimeoutMs = 15_000;
 
@@ -186,6 +186,7 @@ export const workerCommand = defineCommand({
         consumer.commitFrontier(partition, frontier);
       };
       const state = withGroupOffsetCommits(metrics.countingState(faults.state), commitFrontier);
+      const watchRides = rideWatcher(log, () => metrics.rode());
       runtime = createWorkerRuntime({
         namespace,
         batchSize,
@@ -197,6 +198,7 @@ export const workerCommand = defineCommand({
         },
         inspect: (event) => {
           metrics.inspect(event);
+          watchRides(event);
           dashboard?.inspect(event);
         },
       });

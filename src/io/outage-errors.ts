@@ -1,0 +1,39 @@
+/**
+ * Which failures are a dependency outage (worker.md §6 "Transient outages"): the database or
+ * the broker did not answer, or a session died under us. Those are ridden through within the
+ * outage budget; anything else (a refused statement, a topic that changed, an inconsistent
+ * store) still ends the process at once.
+ */
+
+/** libpq / PostgreSQL: connection exceptions, shutdown and start-up, too many connections. */
+const outageSqlStates = /^(08...|57P01|57P02|57P03|53300)$/;
+const outageNodeCodes = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EPIPE|EAI_AGAIN)$/;
+const outageMessages = new RegExp(
+  [
+    'Connection terminated',
+    'timeout expired',
+    'connect ECONN',
+    'terminating connection',
+    'the database system is (starting up|shutting down|in recovery mode)',
+    "lock's database session (failed|ended)",
+    'cannot reach the database',
+    // librdkafka and the admin client: no broker answered in time.
+    'Broker transport failure',
+    'All broker connections are down',
+    'Local: Timed out',
+    'Local: Broker handle destroyed',
+    'leader not available|not leader',
+  ].join('|'),
+  'i',
+);
+
+/** True when `error` or any error in its `cause` chain is an outage. */
+export function isOutageError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === 'string' && (outageSqlStates.test(code) || outageNodeCodes.test(code))) return true;
+    if (typeof message === 'string' && outageMessages.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}

@@ -1,0 +1,105 @@
+/**
+ * The relay's and the view's ride through outages (src/io/ride-through.ts) and which errors
+ * count as one (src/io/outage-errors.ts): a fresh session after each outage within the
+ * budget, the budget measured from the first failure until progress, anything else fatal.
+ */
+import { describe, expect, test } from 'vitest';
+import { operationalError } from '../../src/domain/amends-error.js';
+import type { JsonLog } from '../../src/io/json-log.js';
+import { isOutageError } from '../../src/io/outage-errors.js';
+import { rideThrough } from '../../src/io/ride-through.js';
+
+function recordingLog(): JsonLog & { lines: string[] } {
+  const lines: string[] = [];
+  return { lines, write: (msg: string) => lines.push(msg) } as unknown as JsonLog & { lines: string[] };
+}
+
+const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:15432'), { code: 'ECONNREFUSED' });
+
+describe('isOutageError', () => {
+  test.each([
+    ['a refused connect', refused()],
+    [
+      'a server restart (57P01)',
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    ],
+    ['a cut connection', new Error('Connection terminated unexpectedly')],
+    [
+      'a lost role lock session',
+      operationalError("the relay lock's database session ended; another relay may be active now"),
+    ],
+    ['one wrapped as a cause', operationalError('reading the view frontiers failed', refused())],
+    ['a broker that does not answer', new Error('Local: Timed out')],
+  ])('%s is an outage', (_, error) => {
+    expect(isOutageError(error)).toBe(true);
+  });
+  test.each([
+    ['a refused statement', Object.assign(new Error('amends-test rejects this commit'), { code: 'P0001' })],
+    ['a conflict', operationalError('version 1 is held as {…} but this record says {…}')],
+    ['a recreated topic', operationalError('output topic X has UUID a, the binding says b')],
+    ['nothing', undefined],
+  ])('%s is not', (_, error) => {
+    expect(isOutageError(error)).toBe(false);
+  });
+});
+
+describe('rideThrough', () => {
+  test('runs a fresh session after each outage within the budget, and logs each', async () => {
+    const log = recordingLog();
+    let sessions = 0;
+    const result = await rideThrough(
+      { budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view' },
+      async () => {
+        sessions += 1;
+        if (sessions < 3) throw refused();
+        return 'drained';
+      },
+    );
+    expect(result).toBe('drained');
+    expect(sessions).toBe(3);
+    expect(log.lines).toEqual(['view_outage', 'view_outage']);
+  });
+
+  test('an error that is not an outage ends it at once', async () => {
+    const log = recordingLog();
+    const fatal = operationalError('the store is inconsistent');
+    await expect(
+      rideThrough({ budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view' }, async () => {
+        throw fatal;
+      }),
+    ).rejects.toBe(fatal);
+    expect(log.lines).toEqual([]);
+  });
+
+  test('past the budget (from the first failure, reset by progress) the outage is the error', async () => {
+    let clock = 0;
+    let sessions = 0;
+    const options = { budgetMs: 1_000, signal: new AbortController().signal, log: recordingLog(), role: 'relay' };
+    const ride = rideThrough({ ...options, now: () => clock }, async (progressed) => {
+      sessions += 1;
+      // Session 2 makes progress: the third failure starts a new outage clock.
+      if (sessions === 2) progressed();
+      clock += 600;
+      throw refused();
+    });
+    await expect(ride).rejects.toThrow(/ECONNREFUSED.*; outage budget of 1 s spent$/);
+    // 1: fails at 600 (outage since 600); 2: progress, fails at 1200 (since 1200);
+    // 3: fails at 1800 (600 ms in); 4: fails at 2400 (1200 ms in): spent.
+    expect(sessions).toBe(4);
+  }, 10_000);
+
+  test('budget 0: the first outage ends it; a stop during the wait resolves undefined', async () => {
+    const log = recordingLog();
+    await expect(
+      rideThrough({ budgetMs: 0, signal: new AbortController().signal, log, role: 'relay' }, async () => {
+        throw refused();
+      }),
+    ).rejects.toThrow(/^connect ECONNREFUSED 127\.0\.0\.1:15432$/);
+    const stop = new AbortController();
+    const stopped = rideThrough({ budgetMs: 30_000, signal: stop.signal, log, role: 'relay' }, async () => {
+      setTimeout(() => stop.abort(), 10);
+      throw refused();
+    });
+    await expect(stopped).resolves.toBeUndefined();
+  });
+});
