@@ -44,8 +44,9 @@ export async function rideThrough<T>(options: RideOptions, session: Session<T>):
       const elapsedMs = now() - since;
       const detail = error instanceof Error ? error.message : String(error);
       if (elapsedMs >= options.budgetMs) {
-        const spent = options.budgetMs > 0 ? `; outage budget of ${options.budgetMs / 1000} s spent` : '';
-        throw operationalError(`${detail}${spent}`, error);
+        // The budget first: the detail ends with what to check, and stays last.
+        const spent = options.budgetMs > 0 ? `outage budget of ${options.budgetMs / 1000} s spent: ` : '';
+        throw operationalError(`${spent}${detail}`, error);
       }
       options.log.write(
         `${options.role}_outage`,

@@ -46,11 +46,16 @@ describe('an unreachable broker', () => {
   });
 
   it('the worker says so in one line and what to check', async () => {
-    const worker = startWorker({ manifestPath, env: { ...workerEnv, AMENDS_BROKERS: unreachable } });
+    // It waits out the outage budget first (worker.md §6), as it would for a restarting broker.
+    const worker = startWorker({
+      manifestPath,
+      env: { ...workerEnv, AMENDS_BROKERS: unreachable },
+      extraArgs: ['--outage-budget-s', '2'],
+    });
     const exit = await worker.exited;
     expect(exit.code).toBe(1);
     const last = worker.stderr.trimEnd().split('\n').at(-1) ?? '';
-    expect(last).toMatch(/^amends worker: /);
+    expect(last).toMatch(/^amends worker: outage budget of 2 s spent: /);
     expect(last).toContain(unreachable);
     expect(last.endsWith(advice), last).toBe(true);
   });

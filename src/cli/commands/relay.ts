@@ -83,11 +83,14 @@ export const relayCommand = defineCommand({
     let metrics: RelayMetrics | undefined;
     const ready = () => metrics?.readiness() ?? { ready: false, detail: 'starting' };
     const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, ready, log);
-    const db = await Database.open(databaseUrl, applicationName);
+    const stop = stopOnSignals(log);
+    const ride = { budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'relay' };
+    // Started while the database restarts (a supervisor's restart): wait for it within the budget.
+    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
+    if (db === undefined) return 0;
     metrics = new RelayMetrics(registry, namespace, stats, db.pool);
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
     if (server !== undefined) closers.unshift(() => server.close());
-    const stop = stopOnSignals(log);
     let heartbeat: HeartbeatWriter | undefined;
     try {
       const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
@@ -137,7 +140,7 @@ export const relayCommand = defineCommand({
         }
       };
       closers.push(async () => producer?.close(producerCloseTimeoutMs));
-      const ended = await rideThrough({ budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'relay' }, session);
+      const ended = await rideThrough(ride, session);
       stats.state = 'stopped';
       log.write('relay_stopped', {
         state: ended ?? 'drained',

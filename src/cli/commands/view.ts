@@ -75,10 +75,13 @@ export const viewCommand = defineCommand({
     const metrics = new ViewMetrics(registry, namespace);
     const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
 
-    const db = await Database.open(databaseUrl, applicationName);
+    const stop = stopOnSignals(log);
+    const ride = { budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'view' };
+    // Started while the database restarts (a supervisor's restart): wait for it within the budget.
+    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
+    if (db === undefined) return 0;
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
     if (server !== undefined) closers.unshift(() => server.close());
-    const stop = stopOnSignals(log);
     let state = 'standby';
     let view: OutputView | undefined;
     let heartbeat: HeartbeatWriter | undefined;
@@ -137,7 +140,7 @@ export const viewCommand = defineCommand({
           await lock.close();
         }
       };
-      const ended = await rideThrough({ budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'view' }, session);
+      const ended = await rideThrough(ride, session);
       // The last heartbeat (in finally) says it ended cleanly, whatever it was doing.
       state = 'stopped';
       log.write('view_stopped', { state: ended ?? 'drained', exit_code: 0 });

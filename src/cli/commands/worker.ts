@@ -23,6 +23,7 @@ import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
 import { rideWatcher } from '../../io/ride-log.js';
+import { rideThrough } from '../../io/ride-through.js';
 import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { WorkerMetrics } from '../../io/worker-metrics.js';
 import { defaultOutageBudgetMs } from '../../machines/limits.js';
@@ -34,7 +35,7 @@ import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity } from '../process-setup.js';
+import { processIdentity, stopOnSignals } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -109,7 +110,13 @@ export const workerCommand = defineCommand({
     const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
 
     const applicationName = `amends worker ${workerId}`;
-    const db = await Database.open(databaseUrl, applicationName);
+    // Until the runtime takes the signals: a stop while the start waits out an outage.
+    const startup = stopOnSignals(log);
+    const ride = { budgetMs: outageBudgetMs, signal: startup.signal, log, role: 'worker' };
+    // Started while the database or the broker restarts (a supervisor's restart): wait for them
+    // within the outage budget, as the running worker would.
+    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
+    if (db === undefined) return 0;
     const closers: (() => Promise<unknown>)[] = [() => db.close()];
     if (server !== undefined) closers.unshift(() => server.close());
     const closeAll = async () => {
@@ -133,17 +140,21 @@ export const workerCommand = defineCommand({
       store.warm(AbortSignal.timeout(closeTimeoutMs)).catch((error: unknown) => {
         log.write('store_warm_failed', { detail: (error as Error).message }, 'warn');
       });
-      const observer = await KafkaSourceObserver.open({
-        brokers,
-        topic: manifest.source_topic,
-        incarnation: manifest.config.source_incarnation,
-        partitions: manifest.config.partitions,
-        clientId: `amends-worker-${workerId}`,
-      }).catch((error: unknown) => {
-        throw operationalError(
-          `cannot observe source topic ${manifest.source_topic} on ${brokers}: ${(error as Error).message}`,
-        );
-      });
+      const openObserver = () =>
+        KafkaSourceObserver.open({
+          brokers,
+          topic: manifest.source_topic,
+          incarnation: manifest.config.source_incarnation,
+          partitions: manifest.config.partitions,
+          clientId: `amends-worker-${workerId}`,
+        }).catch((error: unknown) => {
+          throw operationalError(
+            `cannot observe source topic ${manifest.source_topic} on ${brokers}: ${(error as Error).message}`,
+            error,
+          );
+        });
+      const observer = await rideThrough(ride, openObserver);
+      if (observer === undefined) return 0;
       closers.push(() => observer.close());
 
       // The runtime exists before the consumer can call back: callbacks only fire inside poll.
@@ -215,6 +226,8 @@ export const workerCommand = defineCommand({
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      startup.detach();
+      if (startup.signal.aborted) runtime.stop('SIGTERM');
       log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
       heartbeat.start();
       runtime.start();
@@ -236,6 +249,7 @@ export const workerCommand = defineCommand({
       }
       return 0;
     } finally {
+      startup.detach();
       await closeAll();
     }
   },
