@@ -7,6 +7,7 @@
  */
 // Default import: kafkajs is CommonJS and Node's ESM loader exposes ConfigResourceTypes only on the
 // default export (checked with kafkajs 2.2.4 on Node 20), not as a named export.
+import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
 import { kafkaClientSettings } from '../kafka/client-settings.js';
@@ -17,6 +18,17 @@ import { brokerReachAdvice } from './kafka-connection.js';
 const connectionTimeoutMs = 3_000;
 const requestTimeoutMs = 5_000;
 const retries = 2;
+/**
+ * kafkajs sends DescribeConfigs to the metadata's "controller", which KRaft picks among the
+ * brokers it believes alive: for broker.session.timeout.ms (9 s by default) after a broker dies
+ * that may be the dead one. A connection failure is retried until this much time has passed,
+ * so one dead broker of a cluster is not a failed read (without it, source-load right after a
+ * leader's SIGKILL on the local 3-broker cluster failed: "connect ECONNREFUSED" to the dead one).
+ */
+const deadBrokerRetryMs = 12_000;
+const deadBrokerPauseMs = 500;
+const connectionFailure =
+  /Connection error|ECONNREFUSED|ECONNRESET|Connection timeout|Request .*timed out|NOT_CONTROLLER/i;
 
 /** The settings that decide whether history can disappear (worker.md §2). */
 export const retentionConfigNames = ['cleanup.policy', 'retention.ms', 'retention.bytes'] as const;
@@ -63,6 +75,19 @@ export class TopicConfigReader {
    * omitted). A value the broker marks sensitive comes back as null.
    */
   async describe(topic: string, names?: readonly string[]): Promise<Record<string, string | null>> {
+    const deadline = Date.now() + deadBrokerRetryMs;
+    for (;;) {
+      try {
+        return await this.describeOnce(topic, names);
+      } catch (error) {
+        const cause = (error as { cause?: unknown }).cause;
+        if (this.closed || !connectionFailure.test(messageOf(cause)) || Date.now() >= deadline) throw error;
+        await sleep(deadBrokerPauseMs);
+      }
+    }
+  }
+
+  private async describeOnce(topic: string, names?: readonly string[]): Promise<Record<string, string | null>> {
     if (this.closed) throw operationalError(`cannot read the configuration of topic ${topic}: the reader is closed`);
     try {
       const response = await this.admin.describeConfigs({

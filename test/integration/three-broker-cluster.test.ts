@@ -4,17 +4,22 @@
  * with --replication-factor 3 and output-create with the same, checked from the outside
  * with kafkajs' admin API: every partition of both topics has three replicas, all in sync,
  * and both topics carry min.insync.replicas=2 next to the retention settings. The single
- * layout refuses to start over the running cluster in one line. The cluster is stopped
+ * layout refuses to start over the running cluster in one line. Under load, the leader of a
+ * source partition is SIGKILLed and restarted: worker, relay and view (which ride through
+ * broker outages, worker.md §6) stay up, and verify passes. The cluster is stopped
  * afterwards (and its directory removed) whatever the outcome.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prng } from '../simulation/prng.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testName } from '../support/endpoints.js';
 import { twoKeysConfig } from '../support/fixture-stories.js';
+import { ledgerChunk } from '../support/ledger-chunk.js';
 import { clusterStartBudgetMs, type PrivateCluster, startPrivateCluster } from '../support/private-cluster.js';
+import { type BoundSource, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 
 let cluster: PrivateCluster | undefined;
 
@@ -53,14 +58,46 @@ async function describeTopic(brokers: string[], topic: string): Promise<TopicSha
   }
 }
 
-async function listTopics(brokers: string[]): Promise<string[]> {
+async function withClusterAdmin<T>(brokers: string[], use: (admin: kafkajs.Admin) => Promise<T>): Promise<T> {
   const admin = new kafkajs.Kafka({ brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    return await admin.listTopics();
+    return await use(admin);
   } finally {
     await admin.disconnect();
   }
+}
+
+function listTopics(brokers: string[]): Promise<string[]> {
+  return withClusterAdmin(brokers, (admin) => admin.listTopics());
+}
+
+/** The node id leading `topic`'s partition. */
+async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
+  const metadata = await withClusterAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [topic] }));
+  const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
+  if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
+  return leader;
+}
+
+/** The high watermark of each partition, ascending (read_committed ends: the relay writes no transactions). */
+async function topicEnds(brokers: string[], topic: string): Promise<number[]> {
+  const offsets = await withClusterAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic));
+  return offsets.sort((a, b) => a.partition - b.partition).map((o) => Number(o.high));
+}
+
+const chunkKeys = [
+  { item: 'widget', location: 'berlin' },
+  { item: 'gadget', location: 'paris' },
+];
+
+/** source-load of `text` into the cluster; how many records it published. */
+async function load(manifestPath: string, name: string, text: string): Promise<number> {
+  const file = join(started().stackDir, `${name}.jsonl`);
+  writeFileSync(file, text);
+  const result = await runAmendsctl(['source-load', '--manifest', manifestPath, '--file', file], clusterEnv());
+  if (result.code !== 0) throw new Error(`source-load ${name} exited ${result.code}: ${result.stderr}`);
+  return text.split('\n').filter((l) => l !== '').length;
 }
 
 function expectReplicatedThreeWays(shape: TopicShape, partitions: number): void {
@@ -86,42 +123,97 @@ afterAll(async () => {
 
 describe('npm run up -- --brokers 3', () => {
   it('serves RF 3 topics with min.insync.replicas=2 from source-create and output-create', async () => {
-    const { brokers, brokerList, databaseUrl } = started();
-    const topic = testName();
-    const namespace = testName();
-    const env = { AMENDS_BROKERS: brokers, AMENDS_DATABASE_URL: databaseUrl };
-
-    const source = await runAmendsctl(
-      [
-        'source-create',
-        '--namespace',
-        namespace,
-        '--topic',
-        topic,
-        '--replication-factor',
-        '3',
-        '--config',
-        twoKeysConfig,
-      ],
-      env,
-    );
-    expect(source.stderr).toBe('');
-    expect(source.code).toBe(0);
-    const manifestPath = join(started().stackDir, `${namespace}.manifest.json`);
-    writeFileSync(manifestPath, source.stdout);
-
-    const output = await runAmendsctl(
-      ['output-create', '--manifest', manifestPath, '--topic', `${topic}-out`, '--replication-factor', '3'],
-      env,
-    );
-    expect(output.stderr).toBe('');
-    expect(output.code).toBe(0);
-    expect(JSON.parse(output.stdout)).toMatchObject({ namespace, output_topic: `${topic}-out`, partitions: 2 });
-
+    const { brokerList } = started();
+    const { topic } = await createReplicated();
     expectReplicatedThreeWays(await describeTopic(brokerList, topic), 2);
     expectReplicatedThreeWays(await describeTopic(brokerList, `${topic}-out`), 2);
   });
 
+  it('the source leader SIGKILLed under load: worker, relay and view stay up, nothing is lost, verify PASS', async () => {
+    const { brokerList, databaseUrl } = started();
+    const made = await createReplicated();
+    const env = clusterEnv();
+    const processes = [
+      startAmends('worker', made.manifestPath, ['--batch-size', '20'], env),
+      startAmends('relay', made.manifestPath, [], env),
+      startAmends('view', made.manifestPath, [], env),
+    ];
+    const probe = new TransportProbe(databaseUrl);
+    try {
+      const prng = new Prng(23);
+      let records = await load(made.manifestPath, 'A', ledgerChunk(prng, chunkKeys, 'A', 150));
+      await probe.waitDecided(made.namespace, records, 60_000);
+      const leader = await leaderOf(brokerList, made.topic, 0);
+      const pid = Number(
+        readFileSync(join(started().stackDir, 'kafka-cluster', `node-${leader}`, 'kafka.pid'), 'utf8'),
+      );
+      process.kill(pid, 'SIGKILL');
+      records += await load(made.manifestPath, 'B', ledgerChunk(prng, chunkKeys, 'B', 150));
+      const restarted = await started().stack(['up', '--brokers', '3'], clusterStartBudgetMs);
+      expect(restarted.code, restarted.stderr).toBe(0);
+      records += await load(made.manifestPath, 'C', ledgerChunk(prng, chunkKeys, 'C', 150));
+
+      await probe.waitDecided(made.namespace, records, 90_000);
+      const { total } = await probe.outbox(made.namespace);
+      await probe.waitPublished(made.namespace, total, 60_000);
+      const source = { namespace: made.namespace, outputTopic: `${made.topic}-out` } as BoundSource;
+      await probe.waitViewCaughtUp(source, 60_000, await topicEnds(brokerList, `${made.topic}-out`));
+      for (const p of processes) expect(p.exit, `${p.role}:\n${p.stderr.slice(-2000)}`).toBeUndefined();
+      const exits = await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+      expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);
+      const verified = await runAmendsctl(['verify', '--manifest', made.manifestPath, '--json'], env);
+      expect(verified.code, verified.stderr).toBe(0);
+      expect((JSON.parse(verified.stdout) as { verdict: string }).verdict).toBe('PASS');
+      const rides = processes.map((p) => `${p.role} ${p.logs.filter((l) => String(l.msg).endsWith('_outage')).length}`);
+      console.log(
+        `3-broker cluster: broker ${leader} (leader of partition 0) SIGKILLed under load; ${records} records, ${total} versions, outages ridden: ${rides.join(', ')}; verify PASS`,
+      );
+    } finally {
+      await stopAllAmends();
+      await probe.close();
+    }
+  }, 400_000);
+});
+
+function clusterEnv(): Record<string, string> {
+  return { AMENDS_BROKERS: started().brokers, AMENDS_DATABASE_URL: started().databaseUrl };
+}
+
+/** source-create --replication-factor 3 and output-create on the cluster; the manifest in its directory. */
+async function createReplicated(): Promise<{ topic: string; namespace: string; manifestPath: string }> {
+  const topic = testName();
+  const namespace = testName();
+  const env = clusterEnv();
+  const source = await runAmendsctl(
+    [
+      'source-create',
+      '--namespace',
+      namespace,
+      '--topic',
+      topic,
+      '--replication-factor',
+      '3',
+      '--config',
+      twoKeysConfig,
+    ],
+    env,
+  );
+  expect(source.stderr).toBe('');
+  expect(source.code).toBe(0);
+  const manifestPath = join(started().stackDir, `${namespace}.manifest.json`);
+  writeFileSync(manifestPath, source.stdout);
+
+  const output = await runAmendsctl(
+    ['output-create', '--manifest', manifestPath, '--topic', `${topic}-out`, '--replication-factor', '3'],
+    env,
+  );
+  expect(output.stderr).toBe('');
+  expect(output.code).toBe(0);
+  expect(JSON.parse(output.stdout)).toMatchObject({ namespace, output_topic: `${topic}-out`, partitions: 2 });
+  return { topic, namespace, manifestPath };
+}
+
+describe('npm run up -- --brokers 3, refusals', () => {
   it('refuses a floor above the replication factor before touching the cluster', async () => {
     const { brokers, databaseUrl } = started();
     const topic = testName();

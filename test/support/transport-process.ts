@@ -247,7 +247,12 @@ export interface ViewPartition {
 
 /** Straight SQL over the test database. */
 export class TransportProbe {
-  readonly pool = new pg.Pool({ connectionString: testDatabaseUrl, max: 3 });
+  readonly pool: pg.Pool;
+
+  /** The shared test database, or another one (a private cluster's). */
+  constructor(databaseUrl = testDatabaseUrl) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3 });
+  }
 
   async outbox(namespace: string): Promise<{ total: number; pending: number }> {
     const { rows } = await this.pool.query(
@@ -303,9 +308,9 @@ export class TransportProbe {
     );
   }
 
-  /** Waits until every view frontier equals the output topic's end. */
-  async waitViewCaughtUp(source: BoundSource, budgetMs?: number): Promise<ViewPartition[]> {
-    const ends = await endOffsets(source.outputTopic, source.manifest.config.partitions);
+  /** Waits until every view frontier equals the output topic's end (`ends`: read from the test broker). */
+  async waitViewCaughtUp(source: BoundSource, budgetMs?: number, knownEnds?: number[]): Promise<ViewPartition[]> {
+    const ends = knownEnds ?? (await endOffsets(source.outputTopic, source.manifest.config.partitions));
     return this.until(
       `view of ${source.namespace} reaches ${JSON.stringify(ends)}`,
       () => this.viewPartitions(source.namespace),
