@@ -151,6 +151,12 @@ function outageFailureOf(event: GroupEvent, params: { reason?: GroupFailureReaso
   return { reason: params.reason ?? 'source_unobservable', partition: null, detail: params.detail ?? errorText(event) };
 }
 
+/** Retired because another owner claimed the partition, or moved its frontier. */
+function takenByAnother(entry: PartitionEntry | undefined): boolean {
+  const reason = entry?.end?.status === 'retired' ? entry.end.reason : null;
+  return reason === 'fenced' || reason === 'foreign_epoch' || reason === 'unexpected_frontier';
+}
+
 function isLive(entry: PartitionEntry): boolean {
   return entry.phase !== 'retired' && entry.phase !== 'failed';
 }
@@ -216,11 +222,15 @@ export const groupMachine = setup({
     hasFailure: ({ context }) => context.failure !== null,
   },
   actions: {
-    // After riding, the same assignment is claimed afresh (a new generation, new tokens).
+    // After riding, the same assignment is claimed afresh (a new generation, new tokens), but
+    // for partitions another owner took meanwhile: a fence means our assignment may be stale,
+    // and only the group's next assignment, not this process, may claim them back.
     beginGeneration: assign(({ context, event }) => ({
       generation: context.generation + 1,
       assignment:
-        event.type === 'PARTITIONS_ASSIGNED' ? [...event.partitions].sort((a, b) => a - b) : context.assignment,
+        event.type === 'PARTITIONS_ASSIGNED'
+          ? [...event.partitions].sort((a, b) => a - b)
+          : context.assignment.filter((p) => !takenByAnother(context.partitions.find((e) => e.partition === p))),
       partitions: [],
       pending: [],
       inFlight: null,

@@ -187,6 +187,14 @@ function checkStep(
     expect(leafPath(after.value), where).not.toMatch(/^draining/);
     expect(after.context.partitions.find((e) => e.partition === Number(arg))?.phase, where).toBe('retired');
   }
+  // After a ride the group claims its assignment again, but never a partition another owner took.
+  if (event.variant === 'probe:done') {
+    const taken = before.context.partitions.filter(
+      (e) => e.end?.reason === 'fenced' || e.end?.reason === 'foreign_epoch',
+    );
+    for (const e of taken) expect(after.context.assignment, where).not.toContain(e.partition);
+    expect(after.context.generation, where).toBe(before.context.generation + 1);
+  }
   // An invalid source fails the whole process.
   if (name === 'invalid') {
     expect(after.context.failure, where).not.toBeNull();
