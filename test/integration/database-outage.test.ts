@@ -95,4 +95,31 @@ describe('database outage shorter than the outage budget', () => {
     const document = JSON.parse(verified.stdout) as { verdict: string; counts?: Record<string, number> };
     expect(document.verdict).toBe('PASS');
   }, 180_000);
+
+  it('SIGTERM while riding drains within seconds: exit 0 from each', async () => {
+    const source = await createBoundSource(topics, twoKeysConfig);
+    const started = await PgFaultProxy.start(testDatabaseUrl);
+    const env = { AMENDS_DATABASE_URL: started.url };
+    try {
+      const processes = [
+        startAmends('worker', source.manifestPath, ['--batch-size', '20'], env),
+        startAmends('relay', source.manifestPath, [], env),
+        startAmends('view', source.manifestPath, [], env),
+      ];
+      const records = await loadText(source, 'before', ledgerChunk(new Prng(5), keys, 'S', 100, 50));
+      await probe.waitDecided(source.namespace, records, 30_000);
+      // Not awaited: the processes must stop while it lasts.
+      const outage = started.proxy.outage(15_000);
+      const worker = processes[0] as AmendsProcess;
+      await loadText(source, 'during', ledgerChunk(new Prng(6), keys, 'T', 50, 20));
+      await worker.waitForLog('worker_outage', 15_000);
+      const begun = Date.now();
+      const exits = await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+      expect(exits.map((e) => `${e.code}`)).toEqual(['0', '0', '0']);
+      expect(Date.now() - begun).toBeLessThan(8_000);
+      outage.catch(() => {});
+    } finally {
+      await started.proxy.close();
+    }
+  }, 120_000);
 });
