@@ -396,10 +396,15 @@ describe('amends worker: signals and diagnostics', () => {
     expect(w.stderr).toMatch(/AMENDS_DATABASE_URL is not set/);
   });
 
-  it('an unreachable broker: exit 1, one line, in bounded time', async () => {
+  it('an unreachable broker with --outage-budget-s 0: exit 1, one line, in bounded time', async () => {
     const source = await createSource(topics);
     const started = Date.now();
-    const w = startWorker({ manifestPath: source.manifestPath, env: { ...workerEnv, AMENDS_BROKERS: '127.0.0.1:1' } });
+    // Budget 0: no waiting out the outage first (diagnostics.test.ts covers the ride at start).
+    const w = startWorker({
+      manifestPath: source.manifestPath,
+      env: { ...workerEnv, AMENDS_BROKERS: '127.0.0.1:1' },
+      extraArgs: ['--outage-budget-s', '0'],
+    });
     const exit = await w.waitForExit(30_000);
     expect(exit.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
