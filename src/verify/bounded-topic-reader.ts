@@ -11,6 +11,10 @@
  * its fetch stopped (the last stable offset): a partition is done when that offset reaches
  * `end`, or when a record at or past end - 1 arrives. Records at or past `end` (written after
  * the bound was fixed) are dropped.
+ *
+ * One consumer serves several reads in turn (the source, partition by partition): each
+ * consumer brings its own librdkafka threads, and each thread's malloc arena kept its fetch
+ * buffers resident after the consumer closed (about 10 MB per partition of the source).
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
@@ -25,18 +29,21 @@ export interface TopicRecord {
   value: Uint8Array | null;
 }
 
-export interface BoundedReadOptions {
+export interface TopicReaderOptions {
   brokers: string;
   topic: string;
-  /** The end per partition: records in [0, end) are read. */
-  ends: ReadonlyMap<number, number>;
   clientId: string;
   /** Named in the consumer's `group.id`; nothing is ever committed there. */
   groupId: string;
-  /** Offsets covered so far of the sum of the ends, after every poll. */
-  onProgress?: (covered: number, total: number) => void;
   /** Fails when no partition moves for this long (default 30 s). */
   stallTimeoutMs?: number;
+}
+
+export interface BoundedReadOptions extends TopicReaderOptions {
+  /** The end per partition: records in [0, end) are read. */
+  ends: ReadonlyMap<number, number>;
+  /** Offsets covered so far of the sum of the ends, after every poll. */
+  onProgress?: (covered: number, total: number) => void;
 }
 
 /**
@@ -58,22 +65,155 @@ const closeTimeoutMs = 10_000;
 
 /** Yields the records of [0, end) in batches, per partition in offset order. */
 export async function* readTopicUpTo(options: BoundedReadOptions): AsyncGenerator<TopicRecord[]> {
-  const { topic, ends } = options;
-  const total = [...ends.values()].reduce((a, b) => a + b, 0);
-  // Next offset to cover per unfinished partition.
-  const pending = new Map<number, number>();
-  for (const [partition, end] of ends) {
-    assertInvariant(Number.isSafeInteger(end) && end >= 0, `end ${end} of ${topic}[${partition}]`);
-    if (end > 0) pending.set(partition, 0);
+  const reader = new BoundedTopicReader(options);
+  try {
+    yield* reader.read(options.ends, options.onProgress);
+  } finally {
+    await reader.close();
   }
-  const covered = () =>
-    [...ends].reduce(
-      (sum, [partition, end]) => sum + (pending.has(partition) ? (pending.get(partition) ?? 0) : end),
-      0,
-    );
-  options.onProgress?.(covered(), total);
-  if (pending.size === 0) return;
+}
 
+/** The partitions of one `read`: their ends, and the next offset to cover of each unfinished one. */
+interface ReadState {
+  ends: ReadonlyMap<number, number>;
+  pending: Map<number, number>;
+}
+
+/** A consumer of one topic, connected at the first read that has records to read, for reads in turn. */
+export class BoundedTopicReader {
+  private consumer: RdKafka.KafkaConsumer | undefined;
+  private current: ReadState | undefined;
+  /** Partitions an earlier read finished: records of theirs still queued are dropped. */
+  private readonly done = new Set<number>();
+
+  constructor(private readonly options: TopicReaderOptions) {}
+
+  /** Yields the records of [0, end) of `ends`' partitions, in batches, per partition in offset order. */
+  async *read(
+    ends: ReadonlyMap<number, number>,
+    onProgress?: (covered: number, total: number) => void,
+  ): AsyncGenerator<TopicRecord[]> {
+    const { topic } = this.options;
+    if (this.current) throw new Error(`verify: a read of ${topic} is still open`);
+    const total = [...ends.values()].reduce((a, b) => a + b, 0);
+    const state: ReadState = { ends, pending: new Map() };
+    for (const [partition, end] of ends) {
+      assertInvariant(Number.isSafeInteger(end) && end >= 0, `end ${end} of ${topic}[${partition}]`);
+      assertInvariant(!this.done.has(partition), `${topic}[${partition}] read twice`);
+      if (end > 0) state.pending.set(partition, 0);
+    }
+    onProgress?.(covered(state), total);
+    if (state.pending.size === 0) return;
+    const consumer = await this.connected();
+    this.current = state;
+    try {
+      consumer.assign([...state.pending.keys()].map((partition) => ({ topic, partition, offset: 0 })));
+      yield* this.poll(consumer, state, (now) => onProgress?.(now, total));
+    } finally {
+      this.current = undefined;
+      for (const partition of ends.keys()) this.done.add(partition);
+      // A consumer that cannot unassign fails the next assign, which says why; here it
+      // would hide the error that ended the read.
+      try {
+        consumer.unassign();
+      } catch {}
+    }
+  }
+
+  async close(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    if (!consumer) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      viaCallback((done) => consumer.disconnect(done)).catch(() => {}),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, closeTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private async *poll(
+    consumer: RdKafka.KafkaConsumer,
+    state: ReadState,
+    onProgress: (covered: number) => void,
+  ): AsyncGenerator<TopicRecord[]> {
+    const { topic } = this.options;
+    const { ends, pending } = state;
+    const stallTimeoutMs = this.options.stallTimeoutMs ?? defaultStallTimeoutMs;
+    let lastMove = Date.now();
+    while (pending.size > 0) {
+      let batch: RdKafka.Message[];
+      try {
+        batch = await viaCallback<RdKafka.Message[]>((done) => consumer.consume(pollRecordsMax, done));
+      } catch (error) {
+        throw operationalError(`reading topic ${topic} failed: ${describeKafkaError(error)}`, error);
+      }
+      const before = covered(state);
+      const records = this.recordsOf(batch, state);
+      if (records.length > 0) yield records;
+      const now = covered(state);
+      onProgress(now);
+      if (now > before || pending.size === 0) lastMove = Date.now();
+      else if (Date.now() - lastMove > stallTimeoutMs) {
+        const stuck = [...pending].map(([p, at]) => `${topic}[${p}] at ${at} of end ${ends.get(p)}`).join(', ');
+        throw operationalError(`reading topic ${topic} made no progress for ${stallTimeoutMs / 1000} s: ${stuck}`);
+      }
+    }
+  }
+
+  /** The batch's records in [0, end), moving each partition's next offset on. */
+  private recordsOf(batch: RdKafka.Message[], { ends, pending }: ReadState): TopicRecord[] {
+    const { topic } = this.options;
+    const records: TopicRecord[] = [];
+    for (const m of batch) {
+      if (m.topic === topic && this.done.has(m.partition)) continue; // queued before its read ended
+      const end = ends.get(m.partition);
+      assertInvariant(m.topic === topic && end !== undefined, `read a record of ${m.topic}[${m.partition}]`);
+      assertInvariant(Number.isSafeInteger(m.offset) && m.offset >= 0, `read offset ${m.offset}`);
+      if (m.offset >= end) {
+        pending.delete(m.partition);
+        continue;
+      }
+      records.push({ partition: m.partition, offset: m.offset, key: bytesOf(m.key), value: bytesOf(m.value) });
+      if (m.offset >= end - 1) pending.delete(m.partition);
+      else if (pending.has(m.partition)) pending.set(m.partition, m.offset + 1);
+    }
+    return records;
+  }
+
+  private async connected(): Promise<RdKafka.KafkaConsumer> {
+    if (this.consumer) return this.consumer;
+    const { brokers, topic } = this.options;
+    const consumer = newConsumer(this.options);
+    consumer.on('partition.eof', (eof: { topic: string; partition: number; offset: number }) => {
+      const state = this.current;
+      const end = state?.ends.get(eof.partition);
+      if (state && eof.topic === topic && end !== undefined && eof.offset >= end) state.pending.delete(eof.partition);
+    });
+    try {
+      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
+    } catch (error) {
+      throw operationalError(
+        `cannot connect a consumer of topic ${topic} to ${brokers}: ${describeKafkaError(error)}`,
+        error,
+      );
+    }
+    this.consumer = consumer;
+    return consumer;
+  }
+}
+
+/** Offsets covered so far of the read's ends. */
+function covered({ ends, pending }: ReadState): number {
+  return [...ends].reduce(
+    (sum, [partition, end]) => sum + (pending.has(partition) ? (pending.get(partition) ?? 0) : end),
+    0,
+  );
+}
+
+function newConsumer(options: TopicReaderOptions): RdKafka.KafkaConsumer {
   const consumer = new RdKafka.KafkaConsumer(
     {
       ...librdkafkaBaseConfig(options.brokers, options.clientId),
@@ -97,61 +237,5 @@ export async function* readTopicUpTo(options: BoundedReadOptions): AsyncGenerato
   (
     consumer as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void }
   ).setDefaultIsTimeoutOnlyForFirstMessage(true);
-  const finish = (partition: number) => pending.delete(partition);
-  consumer.on('partition.eof', (eof: { topic: string; partition: number; offset: number }) => {
-    const end = ends.get(eof.partition);
-    if (eof.topic === topic && end !== undefined && eof.offset >= end) finish(eof.partition);
-  });
-  try {
-    await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
-  } catch (error) {
-    throw operationalError(
-      `cannot connect a consumer of topic ${topic} to ${options.brokers}: ${describeKafkaError(error)}`,
-      error,
-    );
-  }
-  try {
-    consumer.assign([...pending.keys()].map((partition) => ({ topic, partition, offset: 0 })));
-    const stallTimeoutMs = options.stallTimeoutMs ?? defaultStallTimeoutMs;
-    let lastMove = Date.now();
-    while (pending.size > 0) {
-      let batch: RdKafka.Message[];
-      try {
-        batch = await viaCallback<RdKafka.Message[]>((done) => consumer.consume(pollRecordsMax, done));
-      } catch (error) {
-        throw operationalError(`reading topic ${topic} failed: ${describeKafkaError(error)}`, error);
-      }
-      const before = covered();
-      const records: TopicRecord[] = [];
-      for (const m of batch) {
-        const end = ends.get(m.partition);
-        assertInvariant(m.topic === topic && end !== undefined, `read a record of ${m.topic}[${m.partition}]`);
-        assertInvariant(Number.isSafeInteger(m.offset) && m.offset >= 0, `read offset ${m.offset}`);
-        if (m.offset >= end) {
-          finish(m.partition);
-          continue;
-        }
-        records.push({ partition: m.partition, offset: m.offset, key: bytesOf(m.key), value: bytesOf(m.value) });
-        if (m.offset >= end - 1) finish(m.partition);
-        else if (pending.has(m.partition)) pending.set(m.partition, m.offset + 1);
-      }
-      if (records.length > 0) yield records;
-      const now = covered();
-      options.onProgress?.(now, total);
-      if (now > before || pending.size === 0) lastMove = Date.now();
-      else if (Date.now() - lastMove > stallTimeoutMs) {
-        const stuck = [...pending].map(([p, at]) => `${topic}[${p}] at ${at} of end ${ends.get(p)}`).join(', ');
-        throw operationalError(`reading topic ${topic} made no progress for ${stallTimeoutMs / 1000} s: ${stuck}`);
-      }
-    }
-  } finally {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      viaCallback((done) => consumer.disconnect(done)).catch(() => {}),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, closeTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
+  return consumer;
 }

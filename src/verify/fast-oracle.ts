@@ -77,7 +77,8 @@ interface Revision {
 interface KeyState {
   config: StockKeyConfig;
   index: number;
-  days: KeyDays;
+  /** Made at the key's first APPLIED, dropped once its partition is judged whole. */
+  days: KeyDays | undefined;
 }
 
 export class FastOracle {
@@ -94,7 +95,7 @@ export class FastOracle {
 
   constructor(private readonly config: NamespaceConfig) {
     config.stock_keys.forEach((k, index) => {
-      this.keys.set(k.item, k.location, { config: k, index, days: new KeyDays() });
+      this.keys.set(k.item, k.location, { config: k, index, days: undefined });
     });
   }
 
@@ -132,7 +133,11 @@ export class FastOracle {
     return verdict('APPLIED');
   }
 
-  /** The partition's records have all been judged: its authority is cleared, none may follow. */
+  /**
+   * The partition's records have all been judged: its authority is cleared and its keys' days
+   * dropped (their versions are all made), so the oracle holds one partition's state at a
+   * time, not the topic's; none may follow.
+   */
   partitionJudged(partition: number): void {
     const authority = this.authorities.get(partition);
     if (authority) {
@@ -140,6 +145,7 @@ export class FastOracle {
       this.spare.push(authority);
       this.authorities.delete(partition);
     }
+    for (const state of this.keys.values()) if (state.config.partition === partition) state.days = undefined;
     this.judgedWhole.add(partition);
   }
 
@@ -161,6 +167,7 @@ export class FastOracle {
     onVersion: (v: OracleVersion) => void,
   ): void {
     const next: Revision = { day: envelope.day, qty: envelope.qty ?? 0 };
+    state.days ??= new KeyDays();
     const { days } = state;
     // Insert the new day first: inserting shifts the slots after it.
     const newSlot = next.day === undefined ? undefined : days.slotOf(dayCode(next.day));

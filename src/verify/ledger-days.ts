@@ -4,7 +4,8 @@
  * verifier). A day is a number, its id; per id: its pair (an index into a small table of
  * (item, location) pairs, the configured stock keys first, in configuration order), its day
  * code (day-code.ts), and what the comparison learns of it. An open-addressing table maps
- * (pair, code) to the id. About 33 bytes of columns and 4–8 bytes of table per day.
+ * (pair, code) to the id. About 33 bytes of columns and 4–8 bytes of table per day, of which
+ * 12 and the table while the source is read.
  */
 import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
 import { ChunkedColumn } from './chunked-column.js';
@@ -26,14 +27,16 @@ export class LedgerDays {
   private slots = new Int32Array(initialSlots);
   private readonly pairOf = new ChunkedColumn((n) => new Int32Array(n));
   private readonly codeOf = new ChunkedColumn((n) => new Int32Array(n));
+  // The columns below are written only by later phases (or for days with versions): their
+  // blocks are made then, not while the oracle's state is at its largest (chunked-column.ts).
   /** Versions the oracle made of the day: 1 … count. */
   readonly count = new ChunkedColumn((n) => new Int32Array(n));
   /** Where version 1 lies in the ledger's sealed columns. */
   readonly first = new ChunkedColumn((n) => new Int32Array(n));
-  /** The store's highest version of the day (0: none). */
-  readonly storeLatest = new ChunkedColumn((n) => new Float64Array(n));
+  /** The store's highest version of the day (0: none); the store's `version` is an `integer`. */
+  readonly storeLatest = new ChunkedColumn((n) => new Int32Array(n));
   /** Output topic offset of the first correct copy of `storeLatest` (−1: none yet). */
-  readonly latestCopy = new ChunkedColumn((n) => new Float64Array(n));
+  readonly latestCopy = new ChunkedColumn((n) => new Float64Array(n), -1);
   /** 1 when the view holds a row of the day. */
   readonly viewed = new ChunkedColumn((n) => new Uint8Array(n));
   size = 0;
@@ -103,11 +106,6 @@ export class LedgerDays {
     const d = this.size++;
     this.pairOf.set(d, pair);
     this.codeOf.set(d, code);
-    this.count.set(d, 0);
-    this.first.set(d, 0);
-    this.storeLatest.set(d, 0);
-    this.latestCopy.set(d, -1);
-    this.viewed.set(d, 0);
     this.place(d);
     return d;
   }

@@ -34,7 +34,7 @@ import { withPooledClient } from '../io/pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/producer-guard.js';
 import { int8ToSafeInteger } from '../io/safe-integer.js';
-import { type BoundedReadOptions, readTopicUpTo } from './bounded-topic-reader.js';
+import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
@@ -140,7 +140,7 @@ async function verifyUnderGuard(
 interface Run {
   options: VerifyOptions;
   clock: PhaseClock;
-  reader: Omit<BoundedReadOptions, 'topic' | 'ends'>;
+  reader: Omit<TopicReaderOptions, 'topic'>;
   ends: Map<number, number>;
   outputTopic: string | undefined;
   outputPartitions: number;
@@ -211,6 +211,31 @@ async function compareAll(
 /** Phase "source": per partition, its records in [0, end) merged with its decision rows. */
 async function compareSource(client: Queryable, nsId: number, comparison: VerifyComparison, run: Run): Promise<void> {
   const total = [...run.ends.values()].reduce((a, b) => a + b, 0);
+  const reader = new BoundedTopicReader({ ...run.reader, topic: run.options.manifest.source_topic });
+  try {
+    await comparePartitions(client, nsId, comparison, run, reader, total);
+  } finally {
+    await reader.close();
+  }
+  // Rows of a partition past the source's count can only be wrong; the primary key finds them.
+  const beyond = Math.max(-1, ...run.ends.keys()) + 1;
+  for (let partition = beyond; await hasDecisionsFrom(client, nsId, partition); partition++) {
+    const pages = new StoreDecisionPages(client, nsId, partition);
+    for (let page = await pages.next(); page.length > 0; page = await pages.next()) {
+      for (const row of page) comparison.strayDecision(row);
+    }
+  }
+}
+
+/** Each source partition in turn, through one consumer, merged with its decision rows. */
+async function comparePartitions(
+  client: Queryable,
+  nsId: number,
+  comparison: VerifyComparison,
+  run: Run,
+  reader: BoundedTopicReader,
+  total: number,
+): Promise<void> {
   let before = 0;
   for (const [partition, end] of [...run.ends].sort(([a], [b]) => a - b)) {
     const pages = new StoreDecisionPages(client, nsId, partition);
@@ -221,12 +246,8 @@ async function compareSource(client: Queryable, nsId: number, comparison: Verify
     };
     comparison.startPartition(partition);
     const at = before;
-    for await (const batch of readTopicUpTo({
-      ...run.reader,
-      topic: run.options.manifest.source_topic,
-      ends: new Map([[partition, end]]),
-      onProgress: (covered) => run.options.onProgress?.('source', at + covered, total),
-    })) {
+    const progress = (covered: number) => run.options.onProgress?.('source', at + covered, total);
+    for await (const batch of reader.read(new Map([[partition, end]]), progress)) {
       for (const record of batch) comparison.sourceRecord(record);
       while (comparison.needsStoredDecisions()) if (!(await feedStore())) comparison.storeEnded(partition);
     }
@@ -234,14 +255,6 @@ async function compareSource(client: Queryable, nsId: number, comparison: Verify
     while (await feedStore()) {}
     comparison.endPartition(partition);
     before += end;
-  }
-  // Rows of a partition past the source's count can only be wrong; the primary key finds them.
-  const beyond = Math.max(-1, ...run.ends.keys()) + 1;
-  for (let partition = beyond; await hasDecisionsFrom(client, nsId, partition); partition++) {
-    const pages = new StoreDecisionPages(client, nsId, partition);
-    for (let page = await pages.next(); page.length > 0; page = await pages.next()) {
-      for (const row of page) comparison.strayDecision(row);
-    }
   }
 }
 

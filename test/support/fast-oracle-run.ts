@@ -18,7 +18,11 @@ export function runFastOracle(
   const oracle = new FastOracle(config);
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   const versions: OutputVersion[] = [];
+  let open: number | undefined;
   const decisions = ordered.map((record) => {
+    // As the verifier runs it: a partition judged whole before the next one starts.
+    if (open !== undefined && open !== record.partition) oracle.partitionJudged(open);
+    open = record.partition;
     const d = oracle.judge(record, (v) => {
       const k = config.stock_keys[v.key] as StockKeyConfig;
       const closing = v.closing;

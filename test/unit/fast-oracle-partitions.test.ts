@@ -18,4 +18,19 @@ describe('the fast oracle, partition by partition', () => {
       'verify: a record of partition 0 after its end',
     );
   });
+
+  it("drops a judged partition's days: the next partition's keys still make their versions", () => {
+    const oracle = new FastOracle(testConfig);
+    const versions: string[] = [];
+    const collect = (v: { key: number; day: string; version: number; closing: number | null }) =>
+      versions.push(`${v.key} ${v.day} v${v.version} ${v.closing}`);
+    const post = { txn: 'T1', rev: 1, day: '2026-03-02', qty: 5 };
+    const gadget = { ...post, item: 'gadget', location: 'paris' };
+    oracle.judge(ledgerRecord(0, post), collect);
+    oracle.partitionJudged(0);
+    oracle.judge(ledgerRecord(1, gadget), collect);
+    oracle.judge(ledgerRecord(2, { ...gadget, txn: 'T2', day: '2026-03-01', qty: 2 }), collect);
+    // widget (opening 100) on partition 0; gadget (opening 0) on 1, its earlier day moving the later one.
+    expect(versions).toEqual(['0 2026-03-02 v1 105', '1 2026-03-02 v1 5', '1 2026-03-01 v1 2', '1 2026-03-02 v2 7']);
+  });
 });
