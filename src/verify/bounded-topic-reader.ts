@@ -54,7 +54,7 @@ export interface BoundedReadOptions extends TopicReaderOptions {
 const maxPartitionFetchBytes = 262_144;
 const fetchMaxBytes = 1_048_576;
 const queuedMaxMessagesKbytes = 1_024;
-const queuedMinMessages = 10_000;
+const queuedMinMessages = 2_000;
 /** librdkafka waits 1 s by default before fetching again once the queue passed those limits. */
 const fetchQueueBackoffMs = 5;
 const connectTimeoutMs = 10_000;

@@ -9,7 +9,7 @@ import type { Queryable } from '../io/postgres.js';
 import type { StoredDecision } from './verify-comparison.js';
 
 /** Rows per page: bounded memory, few round trips. */
-export const decisionPageRows = 2_000;
+export const decisionPageRows = 1_000;
 
 export const decisionPageSql = `
   SELECT record_offset, outcome, item, location, txn, rev, quarantined,

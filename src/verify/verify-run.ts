@@ -44,9 +44,9 @@ import { PhaseClock, type VerifyPhase } from './verify-stats.js';
 export const defaultGuardWaitMs = 60_000;
 
 /** Store and view rows per keyset page. */
-const storePageRows = 10_000;
+const storePageRows = 2_000;
 /** Outbox rows per page: each carries its record's bytes (~300), read as hex text. */
-const outboxPageRows = 2_000;
+const outboxPageRows = 500;
 /** How long the store snapshot may sit idle while a topic is read (a 2,000,000-record topic: about a minute). */
 const snapshotIdleMaxMs = 600_000;
 /** How often the store and view phases report progress, in rows. */
