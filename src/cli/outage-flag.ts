@@ -4,6 +4,10 @@
  * behaviour of exiting at the first failure.
  */
 import { usageError } from '../domain/amends-error.js';
+import { defaultOutageBudgetMs } from '../machines/limits.js';
+
+/** The flag as worker, relay and view declare it (meow). */
+export const outageBudgetFlag = { outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 } } as const;
 
 /** A riding worker does not poll: budget + one 20 s operation < the 60 s max.poll.interval.ms.
  * Relay and view take the same bound, so one setting fits all three. */

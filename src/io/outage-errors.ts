@@ -5,14 +5,14 @@
  * store) still ends the process at once.
  */
 
+import { unreachableCodes, unreachableMessages } from './postgres.js';
+
 /** libpq / PostgreSQL: connection exceptions, shutdown and start-up, too many connections. */
 const outageSqlStates = /^(08...|57P01|57P02|57P03|53300)$/;
-const outageNodeCodes = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EPIPE|EAI_AGAIN)$/;
+/** Beyond what describeDatabaseError calls unreachable: a write into a connection that closed. */
+const outageNodeCodes = /^EPIPE$/;
 const outageMessages = new RegExp(
   [
-    'Connection terminated',
-    'timeout expired',
-    'connect ECONN',
     'terminating connection',
     'the database system is (starting up|shutting down|in recovery mode)',
     "lock's database session (failed|ended)",
@@ -31,8 +31,10 @@ const outageMessages = new RegExp(
 export function isOutageError(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
     const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
-    if (typeof code === 'string' && (outageSqlStates.test(code) || outageNodeCodes.test(code))) return true;
-    if (typeof message === 'string' && outageMessages.test(message)) return true;
+    if (typeof code === 'string' && [outageSqlStates, unreachableCodes, outageNodeCodes].some((r) => r.test(code))) {
+      return true;
+    }
+    if (typeof message === 'string' && (unreachableMessages.test(message) || outageMessages.test(message))) return true;
     e = cause;
   }
   return false;

@@ -87,6 +87,10 @@ export function withLibpqSslModes(url: string): string {
   return parsed.toString();
 }
 
+/** Node's codes and pg's messages for a server that cannot be reached or dropped the connection. */
+export const unreachableCodes = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/;
+export const unreachableMessages = /timeout expired|Connection terminated|connect ECONN/i;
+
 /** One line that says what failed and what to do; the URL's credentials never appear. */
 export function describeDatabaseError(error: unknown, url: string, doing: string): AmendsError {
   if (error instanceof AmendsError) return error;
@@ -98,9 +102,7 @@ export function describeDatabaseError(error: unknown, url: string, doing: string
   if (!message && typeof e.code === 'string') message = e.code;
   message = message.split('\n', 1)[0] ?? '';
   const code = typeof e.code === 'string' ? e.code : '';
-  const unreachable =
-    /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/.test(code) ||
-    /timeout expired|Connection terminated|connect ECONN/i.test(message);
+  const unreachable = unreachableCodes.test(code) || unreachableMessages.test(message);
   if (unreachable) {
     return operationalError(
       `cannot reach the database at ${target} (${message}): start it (npm run up) or fix AMENDS_DATABASE_URL`,

@@ -9,12 +9,11 @@ import { RelayMetrics } from '../../io/relay-metrics.js';
 import { rideThrough, type Session } from '../../io/ride-through.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { SourceProducer } from '../../io/source-producer.js';
-import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
-import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
@@ -55,7 +54,7 @@ export const relayCommand = defineCommand({
   flags: {
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
-    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
+    ...outageBudgetFlag,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     ...observabilityFlags,

@@ -13,12 +13,11 @@ import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postg
 import { rideThrough, type Session } from '../../io/ride-through.js';
 import { RoleLock } from '../../io/role-lock.js';
 import { ViewMetrics } from '../../io/view-metrics.js';
-import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
-import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
@@ -56,7 +55,7 @@ export const viewCommand = defineCommand({
   flags: {
     manifest: { type: 'string', isRequired: true },
     instanceId: { type: 'string' },
-    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
+    ...outageBudgetFlag,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     ...observabilityFlags,
@@ -117,8 +116,9 @@ export const viewCommand = defineCommand({
       );
       heartbeat.start();
 
-      const live = { consumer: undefined as OutputConsumer | undefined };
-      closers.push(async () => live.consumer?.close());
+      // One output consumer for every session: each assigns it at the frontiers it read.
+      let consumer: OutputConsumer | undefined;
+      closers.push(async () => consumer?.close());
       const env: ViewEnv = { namespace, config: manifest.config, binding, databaseUrl, db, log, metrics };
       const session: Session<'standby' | 'drained'> = async (progressed) => {
         const lock = await RoleLock.open(databaseUrl, 'view', namespace, applicationName);
@@ -127,14 +127,14 @@ export const viewCommand = defineCommand({
           view = await activateView(env, await checkTopic());
           state = 'active';
           progressed(); // both answered: an outage, if any, is over
-          live.consumer ??= await OutputConsumer.open(
+          consumer ??= await OutputConsumer.open(
             brokers,
             namespace,
             binding.outputTopic,
             `amends-view-${viewId}`,
             (detail) => log.write('kafka_client', { detail }, 'warn'),
           );
-          await applyUntilStopped(live.consumer, view, lock, stop.signal, env, progressed);
+          await applyUntilStopped(consumer, view, lock, stop.signal, env, progressed);
           return 'drained';
         } finally {
           await lock.close();

@@ -26,7 +26,6 @@ import { rideWatcher } from '../../io/ride-log.js';
 import { rideThrough } from '../../io/ride-through.js';
 import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { WorkerMetrics } from '../../io/worker-metrics.js';
-import { defaultOutageBudgetMs } from '../../machines/limits.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
 import { PostgresState } from '../../store/postgres-state.js';
@@ -34,7 +33,7 @@ import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
-import { outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { processIdentity, stopOnSignals } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
@@ -81,7 +80,7 @@ export const workerCommand = defineCommand({
     batchSize: { type: 'number', default: 1 },
     instanceId: { type: 'string' },
     sessionTimeoutMs: { type: 'number', default: 6000 },
-    outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 },
+    ...outageBudgetFlag,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
     tui: { type: 'boolean', default: false },
