@@ -27,6 +27,8 @@
  * committing statement was in flight (connection lost, FATAL, no reply, an abort) →
  * `unknown_outcome`. Reads (observe, the key load) can only fail before commit.
  */
+
+import { setTimeout } from 'node:timers/promises';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain/config.js';
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
@@ -41,6 +43,7 @@ import {
 } from '../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
+import { untilAborted } from '../io/abortable.js';
 import { assertInvariant } from '../io/invariant.js';
 import { namespaceIdOf, namespaceIdSql } from '../io/namespace-registry.js';
 import type { Database } from '../io/postgres.js';
@@ -55,7 +58,7 @@ import {
 } from '../machines/ports.js';
 import { booleanArray, byteaArray, integerArray, textArray } from './array-literal.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
-import { warmUpBatch, warmUpRecordsMax } from './warm-up-batch.js';
+import { warmUpBatch, warmUpRecordsMax, warmUpRounds } from './warm-up-batch.js';
 import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
 
 /** The NOTIFY channel a commit with new outbox envelopes signals; the payload is the namespace. */
@@ -75,6 +78,20 @@ export const storeStatementNames = {
   warmCommit: 'amends_warm_commit',
 } as const;
 
+/** What the warm-up got done before a claim stopped it: rounds in memory, and its statements. */
+export interface WarmUp {
+  rounds: number;
+  committed: boolean;
+}
+
+/**
+ * The longest a claim waits for the warm-up (`warm`). A restarted member gets its partitions
+ * back about 100 ms after the store's session opens (static membership), before the warm-up
+ * is done; a claim that went first fenced the old owner and then decided its first batch on
+ * cold code.
+ */
+export const warmUpWaitMaxMs = 3_000;
+
 /** A partition no claim can create: the warm-up's statements find no row, so they write nothing. */
 const noPartition = -1;
 
@@ -83,6 +100,8 @@ export interface PostgresStateOptions {
   applicationName?: string;
   /** Recorded as the partition's owner by each claim, for inspection. */
   workerId?: string;
+  /** The longest a claim waits for the warm-up; default `warmUpWaitMaxMs`. */
+  warmUpWaitMs?: number;
   /** The bounds of what the store keeps of its keys between batches (window-cache.ts). */
   cacheLimits?: WindowCacheLimits;
   /**
@@ -304,6 +323,11 @@ export class PostgresState implements State {
   private readonly namespace: string;
   private readonly owner: string | null;
   private readonly cache: WindowCache;
+  /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMaxMs`. */
+  private warming: Promise<unknown> = Promise.resolve();
+  private readonly warmUpWaitMs: number;
+  /** Whether a claim has begun: a warm-up still running then stops (`warm`). */
+  private claimed = false;
   /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
   private nsId: number | undefined;
   private readonly onCommitted: PostgresStateOptions['onCommitted'];
@@ -320,6 +344,7 @@ export class PostgresState implements State {
     this.namespace = config.namespace;
     this.owner = options.workerId ?? null;
     this.onCommitted = options.onCommitted;
+    this.warmUpWaitMs = options.warmUpWaitMs ?? warmUpWaitMaxMs;
     this.cache = new WindowCache(options.cacheLimits ?? windowCacheLimits);
     this.connection = new StoreConnection(
       db.url,
@@ -339,6 +364,11 @@ export class PostgresState implements State {
 
   async claim(partition: number, signal: AbortSignal): Promise<PartitionRow> {
     this.assertPartition(partition);
+    // A claim fences the partition's last owner: be ready to decide its first batch at once.
+    const waitMax = setTimeout(this.warmUpWaitMs, undefined, { ref: false });
+    // On abort the claim statement below is not sent, and fails as every cancelled call does.
+    await untilAborted(Promise.race([this.warming, waitMax]), signal, 'waiting for the store warm-up').catch(() => {});
+    this.claimed = true;
     const result = await this.run<EpochFrontierRow>(
       { name: storeStatementNames.claim, text: claimSql, values: [this.namespace, partition, this.owner] },
       signal,
@@ -355,9 +385,16 @@ export class PostgresState implements State {
    * partition that cannot exist, read and write nothing, but parse them and load what they
    * touch (tables, indexes, functions) into this session's caches; the commit carries a
    * synthetic batch decided on an empty window (warm-up-batch.ts), so decoding, the engine and
-   * the parameters run once before a real batch needs them.
+   * the parameters run (`warmUpRounds` times, in memory) before a real batch needs them. It
+   * stops once a claim begins: from then on it would only compete with the real work.
    */
-  async warm(signal: AbortSignal): Promise<void> {
+  warm(signal: AbortSignal): Promise<WarmUp> {
+    const done = this.warmUp(signal);
+    this.warming = done.catch(() => {});
+    return done;
+  }
+
+  private async warmUp(signal: AbortSignal): Promise<WarmUp> {
     const nsId = await this.namespaceId(signal);
     const window = loadWindowValues(this.namespace, nsId, noPartition, new Map());
     await this.run(
@@ -367,12 +404,16 @@ export class PostgresState implements State {
       false,
     );
     const records = warmUpBatch(this.config, warmUpRecordsMax);
-    const screened = records.map((record) => screenRecord(record, this.config));
-    const keys = windowsWithoutHistory(batchNeeds(screened));
-    const results = decideOnWindows(records, screened, keys);
-    const batch = { partition: noPartition, records, epoch: 1, expectedFrontier: 0 };
-    const frontier = records.length;
-    const commit = this.commitValues(batch, results, frontier, changedDays(keys, newCauses(results)), nsId, []);
+    let commit: unknown[] = [];
+    let rounds = 0;
+    // Once a claim has begun, warming would only delay the real work: it stops.
+    for (; rounds < warmUpRounds && !this.claimed; rounds++) {
+      commit = this.warmUpCommitValues(records, nsId);
+      // Between rounds the consumer's and the observer's callbacks get their turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      signal.throwIfAborted();
+    }
+    if (this.claimed) return { rounds, committed: false };
     const result = await this.run<CommitRow>(
       { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
       signal,
@@ -380,6 +421,16 @@ export class PostgresState implements State {
       false,
     );
     assertInvariant(result.rows[0]?.committed === 0, 'the warm-up batch was committed');
+    return { rounds, committed: true };
+  }
+
+  /** The commit's parameters of the warm-up batch, decided on an empty window: the batch path in memory. */
+  private warmUpCommitValues(records: SourceRecord[], nsId: number): unknown[] {
+    const screened = records.map((record) => screenRecord(record, this.config));
+    const keys = windowsWithoutHistory(batchNeeds(screened));
+    const results = decideOnWindows(records, screened, keys);
+    const batch = { partition: noPartition, records, epoch: 1, expectedFrontier: 0 };
+    return this.commitValues(batch, results, records.length, changedDays(keys, newCauses(results)), nsId, []);
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {

@@ -43,6 +43,7 @@ import {
   PostgresState,
   storeStatementNames,
 } from '../../src/store/postgres-state.js';
+import { warmUpRounds } from '../../src/store/warm-up-batch.js';
 import type { WindowCacheLimits } from '../../src/store/window-cache.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
@@ -269,7 +270,7 @@ describe('PostgresState: claim and observe', () => {
   it('warm decides a synthetic batch and commits nothing: no row of the namespace, then real batches as simulate', async () => {
     const config = await freshNamespace();
     const store = newStore(config);
-    await store.warm(never);
+    expect(await store.warm(never)).toEqual({ rounds: warmUpRounds, committed: true });
     const nsId = await namespaceId(db.pool, config.namespace);
     for (const table of ['decisions', 'authority', 'output_versions', 'output_days', 'outbox']) {
       const rows = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE ns = $1`, [nsId]);
@@ -279,6 +280,25 @@ describe('PostgresState: claim and observe', () => {
     const { epoch } = await store.claim(0, never);
     await processAll(store, 0, epoch, 0, [fixtureRecords(config)]);
     expect(await exported(config.namespace)).toEqual(simulated(config, fixtureRecords(config)));
+  });
+
+  it('a claim waits for the warm-up under way; a warm-up that a claim overtook stops', async () => {
+    const config = await freshNamespace();
+    const patient = new PostgresState(db, config, { workerId: 'patient', warmUpWaitMs: 60_000 });
+    openStores.push(patient);
+    const order: string[] = [];
+    const warming = patient.warm(never).then((w) => order.push('warmed') && w);
+    await patient.claim(0, never).then(() => order.push('claimed'));
+    expect(order).toEqual(['warmed', 'claimed']);
+    expect(await warming).toEqual({ rounds: warmUpRounds, committed: true });
+
+    const hasty = new PostgresState(db, config, { workerId: 'hasty', warmUpWaitMs: 0 });
+    openStores.push(hasty);
+    const overtaken = hasty.warm(never);
+    expect(await hasty.claim(0, never)).toEqual({ epoch: 2, frontier: 0 });
+    const stopped = await overtaken;
+    expect(stopped.committed).toBe(false);
+    expect(stopped.rounds).toBeLessThan(warmUpRounds);
   });
 
   it('refuses a partition outside the configuration', async () => {

@@ -136,9 +136,12 @@ export const workerCommand = defineCommand({
       // While the group forms: the store's session opens and parses its statements, so the
       // first batch after a claim does not pay for it. A failure here is only logged: the
       // claim and the batch report (and retry) their own.
-      store.warm(AbortSignal.timeout(closeTimeoutMs)).catch((error: unknown) => {
-        log.write('store_warm_failed', { detail: (error as Error).message }, 'warn');
-      });
+      const warmStartedMs = Date.now();
+      store.warm(AbortSignal.timeout(closeTimeoutMs)).then(
+        ({ rounds, committed }) =>
+          log.write('store_warmed', { rounds, statements: committed, elapsed_ms: Date.now() - warmStartedMs }),
+        (error: unknown) => log.write('store_warm_failed', { detail: (error as Error).message }, 'warn'),
+      );
       const openObserver = () =>
         KafkaSourceObserver.open({
           brokers,
