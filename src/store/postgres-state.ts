@@ -29,6 +29,7 @@
  */
 
 import { setTimeout } from 'node:timers/promises';
+import { compareCodePoints } from '../domain/canonical-json.js';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain/config.js';
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
@@ -37,6 +38,7 @@ import {
   batchNeeds,
   type DayRow,
   dayRowChanges,
+  dayRows,
   earliestTouchedDay,
   type KeyNeeds,
   windowState,
@@ -125,6 +127,14 @@ interface KeyWindow {
 interface LoadedWindows {
   row: PartitionRow;
   keys: Map<string, KeyWindow>;
+}
+
+/** A polled batch's work begun early (`prefetch`): its screening, and its windows when read. */
+interface Prefetched {
+  records: readonly SourceRecord[];
+  screened: Screened[];
+  needs: Map<string, KeyNeeds>;
+  loaded: Promise<LoadedWindows | undefined> | undefined;
 }
 
 const claimSql = `
@@ -323,6 +333,10 @@ export class PostgresState implements State {
   private readonly namespace: string;
   private readonly owner: string | null;
   private readonly cache: WindowCache;
+  /** The latest polled batch's early work (`prefetch`), until `process` takes it. */
+  private prefetched: Prefetched | undefined;
+  /** Ends a prefetch's read when the store closes. */
+  private readonly prefetchAbort = new AbortController();
   /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMaxMs`. */
   private warming: Promise<unknown> = Promise.resolve();
   private readonly warmUpWaitMs: number;
@@ -359,6 +373,7 @@ export class PostgresState implements State {
   }
 
   async close(): Promise<void> {
+    this.prefetchAbort.abort();
     await this.connection.close();
   }
 
@@ -424,12 +439,22 @@ export class PostgresState implements State {
     return { rounds, committed: true };
   }
 
-  /** The commit's parameters of the warm-up batch, decided on an empty window: the batch path in memory. */
+  /**
+   * The commit's parameters of the warm-up batch: its first half decided on empty windows, its
+   * second on the windows the first half left, handed over as the load statement returns them
+   * (`warmUpWindowRow`), so that reading a window and deciding on history run too.
+   */
   private warmUpCommitValues(records: SourceRecord[], nsId: number): unknown[] {
-    const screened = records.map((record) => screenRecord(record, this.config));
-    const keys = windowsWithoutHistory(batchNeeds(screened));
-    const results = decideOnWindows(records, screened, keys);
-    const batch = { partition: noPartition, records, epoch: 1, expectedFrontier: 0 };
+    const half = Math.floor(records.length / 2);
+    const [older, newer] = [records.slice(0, half), records.slice(half)];
+    const screenedOlder = older.map((record) => screenRecord(record, this.config));
+    const olderKeys = windowsWithoutHistory(batchNeeds(screenedOlder));
+    const olderCauses = newCauses(decideOnWindows(older, screenedOlder, olderKeys));
+    const screened = newer.map((record) => screenRecord(record, this.config));
+    const needs = batchNeeds(screened);
+    const keys = windowsOf(needs, warmUpWindowRow(needs, afterCommit(noPartition, olderKeys, olderCauses)));
+    const results = decideOnWindows(newer, screened, keys);
+    const batch = { partition: noPartition, records: newer, epoch: 1, expectedFrontier: half };
     return this.commitValues(batch, results, records.length, changedDays(keys, newCauses(results)), nsId, []);
   }
 
@@ -446,14 +471,38 @@ export class PostgresState implements State {
     return found === undefined ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'observe');
   }
 
+  /**
+   * Begins a polled batch's work while the group runs its post-poll source observation
+   * (worker.md §2 lets that observation run alongside the store's work, as long as it passes
+   * before the COMMIT is sent): screening, and on a partition the cache knows nothing of (the
+   * first batch after a claim) the window read. Only reads; `process` of the same records
+   * uses it when the partition row it read still has the request's epoch and frontier, and
+   * reads again otherwise. Not part of the `State` seam: a hint from the consumer's side.
+   */
+  prefetch(records: readonly SourceRecord[]): void {
+    const first = records[0];
+    if (first === undefined || this.prefetchAbort.signal.aborted) return;
+    if (records.some((r) => r.partition !== first.partition)) return;
+    const screened = records.map((record) => screenRecord(record, this.config));
+    const needs = batchNeeds(screened);
+    let loaded: Promise<LoadedWindows | undefined> | undefined;
+    if (needs.size > 0 && !this.cache.knows(first.partition)) {
+      // A failed read is no failure of the batch: `process` reads again and reports its own.
+      loaded = this.loadWindows(first.partition, new Map(needs), this.prefetchAbort.signal).catch(() => undefined);
+    }
+    this.prefetched = { records, screened, needs, loaded };
+  }
+
   async process(request: ProcessRequest, signal: AbortSignal): Promise<ProcessOutcome> {
     this.assertRequest(request);
     const { partition, epoch, expectedFrontier, records } = request;
-    const screened = records.map((record) => screenRecord(record, this.config));
-    const needs = batchNeeds(screened);
+    const early = this.takePrefetch(records);
+    const screened = early?.screened ?? records.map((record) => screenRecord(record, this.config));
+    const needs = early?.needs ?? batchNeeds(screened);
     const cached = this.cache.holds(partition, epoch, expectedFrontier);
     try {
-      let outcome = await this.attempt(request, screened, needs, cached, signal);
+      const read = cached ? undefined : await this.prefetchedWindows(early, request, signal);
+      let outcome = await this.attempt(request, screened, needs, cached, signal, read);
       if (outcome === 'stale') {
         // A transaction the cache took as new is stored (an old one's correction): read, decide again.
         this.cache.drop(partition);
@@ -468,9 +517,33 @@ export class PostgresState implements State {
     }
   }
 
+  /** The prefetch of exactly these records (same partition and offsets), taken once. */
+  private takePrefetch(records: readonly SourceRecord[]): Prefetched | undefined {
+    const early = this.prefetched;
+    this.prefetched = undefined;
+    if (early === undefined || early.records.length !== records.length) return undefined;
+    const same = early.records.every(
+      (r, i) => r.partition === records[i]?.partition && r.offset === records[i]?.offset,
+    );
+    return same ? early : undefined;
+  }
+
+  /** The prefetched windows, when they were read at the request's epoch and frontier. */
+  private async prefetchedWindows(
+    early: Prefetched | undefined,
+    request: ProcessRequest,
+    signal: AbortSignal,
+  ): Promise<LoadedWindows | undefined> {
+    if (early?.loaded === undefined) return undefined;
+    const loaded = await untilAborted(early.loaded, signal, 'reading the batch window');
+    const current = loaded?.row.epoch === request.epoch && loaded.row.frontier === request.expectedFrontier;
+    return current ? loaded : undefined;
+  }
+
   /**
-   * Decides the batch on its keys' windows (from the cache where it holds them, else read)
-   * and commits it; 'stale' when the commit found a transaction the cache took as new.
+   * Decides the batch on its keys' windows (from the cache where it holds them, else read,
+   * or as `read` early by `prefetch`) and commits it; 'stale' when the commit found a
+   * transaction the cache took as new.
    */
   private async attempt(
     request: ProcessRequest,
@@ -478,12 +551,13 @@ export class PostgresState implements State {
     needs: ReadonlyMap<string, KeyNeeds>,
     useCache: boolean,
     signal: AbortSignal,
+    read?: LoadedWindows,
   ): Promise<ProcessOutcome | 'stale'> {
     const { partition, epoch, expectedFrontier, records } = request;
     const { keys, toRead, assumedNew } = this.cachedWindows(partition, needs, useCache);
     // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
     if (toRead.size > 0) {
-      const loaded = await this.loadWindows(partition, toRead, signal);
+      const loaded = read ?? (await this.loadWindows(partition, toRead, signal));
       // Epochs and frontiers only grow, so an answer read without the row lock stays true.
       if (loaded.row.epoch !== epoch) return { kind: 'fenced', epoch: loaded.row.epoch };
       if (loaded.row.frontier !== expectedFrontier)
@@ -869,6 +943,49 @@ function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): 
     windows.set(id, { stockKey: need.stockKey, start, before: days, causes, state: windowState(authority, days) });
   }
   return windows;
+}
+
+/**
+ * What the load statement would return for `needs` over the keys as `stored` (the warm-up's
+ * first half): the stored authority of the batch's transactions, each key's earliest touched
+ * day and its days from there on (no carried day: the warm-up's keys start at the origin).
+ */
+function warmUpWindowRow(
+  needs: ReadonlyMap<string, KeyNeeds>,
+  stored: ReadonlyMap<string, KeyAfterCommit>,
+): LoadWindowRow {
+  const found: LoadWindowRow = { epoch: null, frontier: null, authority: [], earliest: [], days: [] };
+  for (const [id, need] of needs) {
+    const key = stored.get(id);
+    if (key === undefined) continue;
+    const { item, location } = need.stockKey;
+    const authority = new Map<string, AuthorityEntry>();
+    for (const { txn } of need.revisions) {
+      const entry = key.state.authority.get(txn);
+      if (entry !== undefined) authority.set(txn, entry);
+    }
+    for (const [txn, e] of authority) found.authority.push([item, location, txn, e.rev, e.op, e.day, e.qty]);
+    const start = earliestTouchedDay(need, authority);
+    if (start === undefined) continue;
+    found.earliest.push([item, location, start]);
+    for (const { day, total, output } of dayRows(key.state)) {
+      if (compareCodePoints(day, start) < 0) continue;
+      const { version, closing, status, retracted } = output;
+      found.days.push([
+        item,
+        location,
+        day,
+        version,
+        closing,
+        status,
+        retracted,
+        total.qty,
+        total.posts,
+        key.causes.get(day),
+      ]);
+    }
+  }
+  return found;
 }
 
 /** The windows the read would give keys without any history: no rows, each from its earliest day. */

@@ -93,6 +93,11 @@ export class WindowCache {
     return false;
   }
 
+  /** Whether the partition's entries hold at some (epoch, frontier): a batch may find its keys here. */
+  knows(partition: number): boolean {
+    return this.valid.has(partition);
+  }
+
   /** Forgets the partition: its entries never serve again (they age out of the LRU). */
   drop(partition: number): void {
     this.valid.delete(partition);

@@ -861,6 +861,59 @@ describe('PostgresState: cost follows the work, not the history', () => {
     }
   });
 
+  it("prefetch reads a claimed partition's first windows before process; one read under an older epoch is read again", async () => {
+    const config = await freshNamespace();
+    const link = await throughProxy();
+    try {
+      const events: string[] = [];
+      link.proxy.arm({
+        // Records the store's reads and commits in order; never acts.
+        when: (m) => {
+          const name = bindStatementName(m);
+          if (name === storeStatementNames.loadWindow) events.push('read');
+          if (name === storeStatementNames.commitBatch) events.push('commit');
+          return false;
+        },
+        action: 'drop_reply',
+      });
+      const widget = keyOf('widget', 'berlin');
+      const records = [
+        post('T1', 1, '2026-03-01', 5),
+        post('T2', 1, '2026-03-02', 3),
+        post('T1', 2, '2026-03-02', 4),
+      ].map((value, offset) => ({ partition: 0, offset, key: widget, value }));
+      const store = newStore(config, link.proxied);
+      const { epoch } = await store.claim(0, never);
+      store.prefetch(records.slice(0, 2));
+      await waitFor(
+        async () => events.length,
+        (n) => n === 1,
+        'the prefetch read',
+      );
+      events.push('process');
+      const first = { partition: 0, records: records.slice(0, 2), epoch, expectedFrontier: 0 };
+      expect(await store.process(first, never)).toEqual({ kind: 'acknowledged', frontier: 2 });
+      expect(events).toEqual(['read', 'process', 'commit']);
+
+      // Another process polled before its claim: what it read belongs to the older epoch.
+      events.length = 0;
+      const later = newStore(config, link.proxied);
+      later.prefetch(records.slice(2));
+      await waitFor(
+        async () => events.length,
+        (n) => n === 1,
+        'the prefetch read',
+      );
+      const claimed = await later.claim(0, never);
+      const second = { partition: 0, records: records.slice(2), epoch: claimed.epoch, expectedFrontier: 2 };
+      expect(await later.process(second, never)).toEqual({ kind: 'acknowledged', frontier: 3 });
+      expect(events).toEqual(['read', 'read', 'commit']);
+      expect(await exported(config.namespace)).toEqual(simulated(config, records));
+    } finally {
+      await link.close();
+    }
+  });
+
   it('the batch statements probe authority and days per transaction and key, whatever the statistics', async () => {
     // A new database's tables have no statistics: a cached generic plan then took a namespace
     // for a handful of rows and read all of its authority into a hash join on every batch.

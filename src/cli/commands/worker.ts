@@ -28,6 +28,7 @@ import { withWorkerFaultHooks } from '../../io/worker-fault-hooks.js';
 import { WorkerMetrics } from '../../io/worker-metrics.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
+import { withBatchPrefetch } from '../../store/batch-prefetch.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
@@ -207,7 +208,7 @@ export const workerCommand = defineCommand({
         ports: {
           state,
           source: metrics.observingSource(observer),
-          consumer: metrics.pollingConsumer(withPositionCommits(consumer, commitFrontier)),
+          consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, commitFrontier), store)),
         },
         inspect: (event) => {
           metrics.inspect(event);
