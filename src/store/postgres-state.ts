@@ -335,8 +335,8 @@ export class PostgresState implements State {
   private readonly cache: WindowCache;
   /** The latest polled batch's early work (`prefetch`), until `process` takes it. */
   private prefetched: Prefetched | undefined;
-  /** Ends a prefetch's read when the store closes. */
-  private readonly prefetchAbort = new AbortController();
+  /** Fires when the store closes: a prefetch's read and the warm-up end quietly. */
+  private readonly shutdown = new AbortController();
   /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMaxMs`. */
   private warming: Promise<unknown> = Promise.resolve();
   private readonly warmUpWaitMs: number;
@@ -373,7 +373,7 @@ export class PostgresState implements State {
   }
 
   async close(): Promise<void> {
-    this.prefetchAbort.abort();
+    this.shutdown.abort();
     await this.connection.close();
   }
 
@@ -404,7 +404,11 @@ export class PostgresState implements State {
    * stops once a claim begins: from then on it would only compete with the real work.
    */
   warm(signal: AbortSignal): Promise<WarmUp> {
-    const done = this.warmUp(signal);
+    // A store closed meanwhile (a worker that fails at start) ends its warm-up without a failure.
+    const done = this.warmUp(signal).catch((error: unknown) => {
+      if (this.shutdown.signal.aborted) return { rounds: 0, committed: false };
+      throw error;
+    });
     this.warming = done.catch(() => {});
     return done;
   }
@@ -422,13 +426,13 @@ export class PostgresState implements State {
     let commit: unknown[] = [];
     let rounds = 0;
     // Once a claim has begun, warming would only delay the real work: it stops.
-    for (; rounds < warmUpRounds && !this.claimed; rounds++) {
+    for (; rounds < warmUpRounds && !this.claimed && !this.shutdown.signal.aborted; rounds++) {
       commit = this.warmUpCommitValues(records, nsId);
       // Between rounds the consumer's and the observer's callbacks get their turn.
       await new Promise((resolve) => setImmediate(resolve));
       signal.throwIfAborted();
     }
-    if (this.claimed) return { rounds, committed: false };
+    if (this.claimed || this.shutdown.signal.aborted) return { rounds, committed: false };
     const result = await this.run<CommitRow>(
       { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
       signal,
@@ -481,14 +485,14 @@ export class PostgresState implements State {
    */
   prefetch(records: readonly SourceRecord[]): void {
     const first = records[0];
-    if (first === undefined || this.prefetchAbort.signal.aborted) return;
+    if (first === undefined || this.shutdown.signal.aborted) return;
     if (records.some((r) => r.partition !== first.partition)) return;
     const screened = records.map((record) => screenRecord(record, this.config));
     const needs = batchNeeds(screened);
     let loaded: Promise<LoadedWindows | undefined> | undefined;
     if (needs.size > 0 && !this.cache.knows(first.partition)) {
       // A failed read is no failure of the batch: `process` reads again and reports its own.
-      loaded = this.loadWindows(first.partition, new Map(needs), this.prefetchAbort.signal).catch(() => undefined);
+      loaded = this.loadWindows(first.partition, new Map(needs), this.shutdown.signal).catch(() => undefined);
     }
     this.prefetched = { records, screened, needs, loaded };
   }

@@ -140,7 +140,7 @@ export const workerCommand = defineCommand({
       const warmStartedMs = Date.now();
       store.warm(AbortSignal.timeout(closeTimeoutMs)).then(
         ({ rounds, committed }) =>
-          log.write('store_warmed', { rounds, statements: committed, elapsed_ms: Date.now() - warmStartedMs }),
+          log.write('store_warmed', { rounds, statements: committed, elapsed_ms: Date.now() - warmStartedMs }, 'debug'),
         (error: unknown) => log.write('store_warm_failed', { detail: (error as Error).message }, 'warn'),
       );
       const openObserver = () =>
