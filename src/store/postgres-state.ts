@@ -400,8 +400,9 @@ export class PostgresState implements State {
    * partition that cannot exist, read and write nothing, but parse them and load what they
    * touch (tables, indexes, functions) into this session's caches; the commit carries a
    * synthetic batch decided on an empty window (warm-up-batch.ts), so decoding, the engine and
-   * the parameters run (`warmUpRounds` times, in memory) before a real batch needs them. It
-   * stops once a claim begins: from then on it would only compete with the real work.
+   * the parameters run (`warmUpRounds` times, in memory) before a real batch needs them. A
+   * claim waits for it (at most `warmUpWaitMs`); one that stops waiting stops it, since from
+   * then on it would only compete with the real work.
    */
   warm(signal: AbortSignal): Promise<WarmUp> {
     // A store closed meanwhile (a worker that fails at start) ends its warm-up without a failure.
