@@ -540,7 +540,8 @@ export class PostgresState implements State {
     signal: AbortSignal,
   ): Promise<LoadedWindows | undefined> {
     if (early?.loaded === undefined) return undefined;
-    const loaded = await untilAborted(early.loaded, signal, 'reading the batch window');
+    // Cancelled: no window, and the batch's own statement fails as every cancelled call does.
+    const loaded = await untilAborted(early.loaded, signal, 'reading the batch window').catch(() => undefined);
     const current = loaded?.row.epoch === request.epoch && loaded.row.frontier === request.expectedFrontier;
     return current ? loaded : undefined;
   }

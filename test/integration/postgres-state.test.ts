@@ -743,12 +743,14 @@ describe('PostgresState: lost replies and cancellation', () => {
     const config = await freshNamespace();
     const store = newStore(config);
     const aborted = AbortSignal.abort();
+    const batch = { partition: 0, records: fixtureRecords(config).slice(0, 1), epoch: 1, expectedFrontier: 0 };
     const outcomes: unknown[] = await Promise.all([
       store.claim(0, aborted).catch((e: unknown) => e),
-      store
-        .process({ partition: 0, records: fixtureRecords(config).slice(0, 1), epoch: 1, expectedFrontier: 0 }, aborted)
-        .catch((e: unknown) => e),
+      store.process(batch, aborted).catch((e: unknown) => e),
     ]);
+    // A batch whose window read began when it was polled is cancelled the same way.
+    store.prefetch(batch.records);
+    outcomes.push(await store.process(batch, aborted).catch((e: unknown) => e));
     for (const failure of outcomes) expect(failure).toMatchObject({ code: 'failed_before_commit' });
     expect((await durableState(config.namespace)).partitions).toEqual([]);
   });
