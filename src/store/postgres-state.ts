@@ -80,10 +80,10 @@ export const storeStatementNames = {
   warmCommit: 'amends_warm_commit',
 } as const;
 
-/** What the warm-up got done before a claim stopped it: rounds in memory, and its statements. */
+/** What the warm-up got done before a claim stopped it: rounds in memory, and whether it sent its statements. */
 export interface WarmUp {
   rounds: number;
-  committed: boolean;
+  sent: boolean;
 }
 
 /**
@@ -337,7 +337,7 @@ export class PostgresState implements State {
   private prefetched: Prefetched | undefined;
   /** Fires when the store closes: a prefetch's read and the warm-up end quietly. */
   private readonly shutdown = new AbortController();
-  /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMaxMs`. */
+  /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMs`. */
   private warming: Promise<unknown> = Promise.resolve();
   private readonly warmUpWaitMs: number;
   /** Whether a claim has begun: a warm-up still running then stops (`warm`). */
@@ -382,7 +382,7 @@ export class PostgresState implements State {
     // A claim fences the partition's last owner: be ready to decide its first batch at once.
     const waitMax = setTimeout(this.warmUpWaitMs, undefined, { ref: false });
     // On abort the claim statement below is not sent, and fails as every cancelled call does.
-    await untilAborted(Promise.race([this.warming, waitMax]), signal, 'waiting for the store warm-up').catch(() => {});
+    await untilAborted(Promise.race([this.warming, waitMax]), signal, 'waiting for the warm-up').catch(() => {});
     this.claimed = true;
     const result = await this.run<EpochFrontierRow>(
       { name: storeStatementNames.claim, text: claimSql, values: [this.namespace, partition, this.owner] },
@@ -407,7 +407,7 @@ export class PostgresState implements State {
   warm(signal: AbortSignal): Promise<WarmUp> {
     // A store closed meanwhile (a worker that fails at start) ends its warm-up without a failure.
     const done = this.warmUp(signal).catch((error: unknown) => {
-      if (this.shutdown.signal.aborted) return { rounds: 0, committed: false };
+      if (this.shutdown.signal.aborted) return { rounds: 0, sent: false };
       throw error;
     });
     this.warming = done.catch(() => {});
@@ -433,7 +433,7 @@ export class PostgresState implements State {
       await new Promise((resolve) => setImmediate(resolve));
       signal.throwIfAborted();
     }
-    if (this.claimed || this.shutdown.signal.aborted) return { rounds, committed: false };
+    if (this.claimed || this.shutdown.signal.aborted) return { rounds, sent: false };
     const result = await this.run<CommitRow>(
       { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
       signal,
@@ -441,7 +441,7 @@ export class PostgresState implements State {
       false,
     );
     assertInvariant(result.rows[0]?.committed === 0, 'the warm-up batch was committed');
-    return { rounds, committed: true };
+    return { rounds, sent: true };
   }
 
   /**

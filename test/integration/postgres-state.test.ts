@@ -270,7 +270,7 @@ describe('PostgresState: claim and observe', () => {
   it('warm decides a synthetic batch and commits nothing: no row of the namespace, then real batches as simulate', async () => {
     const config = await freshNamespace();
     const store = newStore(config);
-    expect(await store.warm(never)).toEqual({ rounds: warmUpRounds, committed: true });
+    expect(await store.warm(never)).toEqual({ rounds: warmUpRounds, sent: true });
     const nsId = await namespaceId(db.pool, config.namespace);
     for (const table of ['decisions', 'authority', 'output_versions', 'output_days', 'outbox']) {
       const rows = await admin.query(`SELECT count(*)::int AS n FROM ${table} WHERE ns = $1`, [nsId]);
@@ -290,14 +290,14 @@ describe('PostgresState: claim and observe', () => {
     const warming = patient.warm(never).then((w) => order.push('warmed') && w);
     await patient.claim(0, never).then(() => order.push('claimed'));
     expect(order).toEqual(['warmed', 'claimed']);
-    expect(await warming).toEqual({ rounds: warmUpRounds, committed: true });
+    expect(await warming).toEqual({ rounds: warmUpRounds, sent: true });
 
     const hasty = new PostgresState(db, config, { workerId: 'hasty', warmUpWaitMs: 0 });
     openStores.push(hasty);
     const overtaken = hasty.warm(never);
     expect(await hasty.claim(0, never)).toEqual({ epoch: 2, frontier: 0 });
     const stopped = await overtaken;
-    expect(stopped.committed).toBe(false);
+    expect(stopped.sent).toBe(false);
     expect(stopped.rounds).toBeLessThan(warmUpRounds);
   });
 

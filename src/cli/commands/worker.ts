@@ -139,8 +139,8 @@ export const workerCommand = defineCommand({
       // claim and the batch report (and retry) their own.
       const warmStartedMs = Date.now();
       store.warm(AbortSignal.timeout(closeTimeoutMs)).then(
-        ({ rounds, committed }) =>
-          log.write('store_warmed', { rounds, statements: committed, elapsed_ms: Date.now() - warmStartedMs }, 'debug'),
+        ({ rounds, sent }) =>
+          log.write('store_warmed', { rounds, statements_sent: sent, elapsed_ms: Date.now() - warmStartedMs }, 'debug'),
         (error: unknown) => log.write('store_warm_failed', { detail: (error as Error).message }, 'warn'),
       );
       const openObserver = () =>
