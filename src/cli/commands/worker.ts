@@ -13,7 +13,7 @@ import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { operationalError, usageError } from '../../domain/amends-error.js';
-import { withGroupOffsetCommits, withPositionCommits } from '../../io/group-offset-commits.js';
+import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '../../io/group-offset-commits.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
 import { jsonLog, logLevelFrom } from '../../io/json-log.js';
 import { KafkaSourceConsumer } from '../../io/kafka-source-consumer.js';
@@ -195,11 +195,11 @@ export const workerCommand = defineCommand({
       // Owned fault points (showcase and tests only): nothing is read without AMENDS_FAULT_CONTROL.
       const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), io.env, log);
       closers.push(async () => faults.close());
-      // Counted at the edges (worker-metrics.ts); each durable frontier also goes to the group.
-      const commitFrontier = (partition: number, frontier: number) => {
+      // Counted at the edges (worker-metrics.ts); the durable frontiers also go to the group.
+      const groupCommits = new CoalescedCommits((partition, frontier) => {
         consumer.commitFrontier(partition, frontier);
-      };
-      const state = withGroupOffsetCommits(metrics.countingState(faults.state), commitFrontier);
+      });
+      const state = withGroupOffsetCommits(metrics.countingState(faults.state), groupCommits);
       const watchRides = rideWatcher(log, () => metrics.rode());
       runtime = createWorkerRuntime({
         namespace,
@@ -208,7 +208,7 @@ export const workerCommand = defineCommand({
         ports: {
           state,
           source: metrics.observingSource(observer),
-          consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, commitFrontier), store)),
+          consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, groupCommits), store)),
         },
         inspect: (event) => {
           metrics.inspect(event);
