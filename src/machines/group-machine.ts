@@ -4,6 +4,9 @@
  * are invoked services supplied through `setup({ actors })`.
  *
  *   starting → running.polling ⇄ validatingBatch → deciding → polling
+ *   (the next poll and its source observation run while the last batch of a poll is being
+ *   committed: deciding → polling as soon as nothing is pending, and a batch is dispatched only
+ *   once the one in flight settled)
  *   running.polling ─PARTITIONS_ASSIGNED→ assigning (validate source → claim + seek → assign with offsets)
  *   running.* ─PARTITIONS_REVOKED→ revoking (release, wait for the in-flight decision → unassign)
  *   running.* ─a transient failure→ riding (release, probe ⇄ wait → assigning afresh)
@@ -213,7 +216,7 @@ export const groupMachine = setup({
     nothingAssigned: ({ context }) => !context.partitions.some(isLive),
     assignmentSettled: ({ context }) => !context.partitions.some((e) => e.phase === 'claiming'),
     allPartitionsEnded: ({ context }) => !context.partitions.some(isLive),
-    nothingInFlight: ({ context }) => context.inFlight === null,
+    nothingPending: ({ context }) => context.pending.length === 0,
     endedFailed: ({ event }) => event.type === 'PARTITION_ENDED' && event.end.status === 'failed',
     endedTransient: ({ event }) =>
       event.type === 'PARTITION_ENDED' && event.end.status === 'failed' && transientEnds.has(event.end.reason),
@@ -290,12 +293,14 @@ export const groupMachine = setup({
         ),
       });
     }),
-    recordSettled: assign({
-      partitions: ({ context, event }) =>
-        event.type === 'PARTITION_SETTLED'
-          ? updateEntry(context.partitions, event.partition, { frontier: event.frontier })
-          : context.partitions,
-    }),
+    recordSettled: assign(({ context, event }) =>
+      event.type === 'PARTITION_SETTLED'
+        ? {
+            partitions: updateEntry(context.partitions, event.partition, { frontier: event.frontier }),
+            inFlight: context.inFlight === event.partition ? null : context.inFlight,
+          }
+        : {},
+    ),
     // A partition actor in a final state is stopped at once, so `partitions` (phase ≠ retired
     // or failed) and the live children stay the same set: every sendTo targets an existing child.
     recordEnded: enqueueActions(({ context, event, enqueue }) => {
@@ -385,6 +390,8 @@ export const groupMachine = setup({
     // partition's batch is never dropped. Only batches of partitions that ended since the poll
     // are: those are not owned here any more, and their next owner reads from PostgreSQL.
     dispatchNext: enqueueActions(({ context, enqueue }) => {
+      // Serial processing (worker.md §4): the next batch waits for the one in flight.
+      if (context.inFlight !== null) return;
       const pending = [...context.pending];
       for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
         const partition = next.partition;
@@ -480,6 +487,8 @@ export const groupMachine = setup({
       states: {
         polling: {
           on: {
+            // The last batch of the previous poll may still be committing (see `deciding`).
+            PARTITION_SETTLED: { actions: ['recordSettled', 'clearOutage'] },
             PARTITIONS_ASSIGNED: [
               { guard: 'nothingAssigned', target: 'assigning' },
               {
@@ -511,6 +520,9 @@ export const groupMachine = setup({
         // After every non-empty poll, before any decision's COMMIT (worker.md §2): buffered
         // records cannot silently bridge a topic recreation.
         validatingBatch: {
+          on: {
+            PARTITION_SETTLED: { actions: ['recordSettled', 'clearOutage'] },
+          },
           invoke: {
             id: 'observeSource',
             src: 'observeSource',
@@ -527,9 +539,13 @@ export const groupMachine = setup({
             },
           },
         },
+        // One batch in flight at a time, in poll order. Once the last batch of a poll is in
+        // flight, the next poll and its source observation run while it commits (worker.md §2
+        // only needs the observation of a batch's own poll to pass before its COMMIT is sent):
+        // at batch size 1 they were half of each record's cycle.
         deciding: {
           entry: 'dispatchNext',
-          always: { guard: 'nothingInFlight', target: 'polling' },
+          always: { guard: 'nothingPending', target: 'polling' },
           on: {
             // Only the in-flight partition got a batch, so only it can settle.
             // A settled decision proves both dependencies answer: the outage, if any, is over.

@@ -31,7 +31,11 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
   const busy = busyPartition(snapshot);
   const autoEnd = ctx.partitions.find((e) => isLive(e) && e.released && e !== busy);
   if (autoEnd !== undefined) return [`auto:${autoEnd.partition}`];
-  const consuming = ctx.partitions.filter((e) => e.phase === 'consuming' && e !== busy).map((e) => e.partition);
+  // A poll may run while the last batch of the previous one commits, and may hold records of
+  // that batch's partition too.
+  const consuming = ctx.partitions.filter((e) => e.phase === 'consuming').map((e) => e.partition);
+  const busyEnds =
+    busy === undefined ? [] : [`settled:${busy.partition}`, `fenced:${busy.partition}`, `failed:${busy.partition}`];
   const claiming = ctx.partitions.filter((e) => e.phase === 'claiming').map((e) => e.partition);
   const leaf = leafPath(snapshot.value);
   // The outage clock can tick anywhere; offering it while polling and riding covers its edges.
@@ -45,6 +49,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
         ...consuming.map((p) => `poll:one:${p}`),
         ...(consuming.length >= 2 ? ['poll:both'] : []),
         'poll:error',
+        ...busyEnds,
         'ASSIGNED:both',
         'ASSIGNED:one',
         'REVOKED',
@@ -53,7 +58,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
         ...clock,
       ];
     case 'running.validatingBatch':
-      return ['source:valid', 'source:invalid', 'source:error', 'ASSIGNED:one', 'REVOKED', 'STOP'];
+      return ['source:valid', 'source:invalid', 'source:error', ...busyEnds, 'ASSIGNED:one', 'REVOKED', 'STOP'];
     case 'running.deciding':
       return busy === undefined
         ? []
@@ -73,6 +78,9 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
       return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`, 'REVOKED', 'STOP'];
     case 'running.revoking.unassigning':
       return ['unassign:done', 'unassign:error', 'REVOKED', 'STOP'];
+    // Only with a decision still in flight: an outage met by the poll that ran alongside it.
+    case 'running.riding.releasing':
+      return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`, 'STOP', ...clock];
     case 'running.riding.probing':
       return ['probe:done', 'probe:invalid', 'probe:error', 'STOP', ...clock];
     case 'running.riding.waiting':
@@ -145,9 +153,12 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
       if (arg === 'error') return error('poll');
       if (arg === 'empty') return done('poll', []);
       const partitions = arg === 'both' ? [0, 1] : [p];
+      // The model's batches hold one record each: one in flight ends at the frontier.
+      const next = (q: number) =>
+        (entryOf(snapshot, q).frontier ?? 0) + (busyPartition(snapshot)?.partition === q ? 1 : 0);
       return done(
         'poll',
-        partitions.map((q) => record(q, entryOf(snapshot, q).frontier ?? 0)),
+        partitions.map((q) => record(q, next(q))),
       );
     }
     case 'source': {
