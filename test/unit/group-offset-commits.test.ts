@@ -5,7 +5,11 @@ import { CoalescedCommits } from '../../src/io/group-offset-commits.js';
 function harness(intervalMs = 1_000) {
   let now = 0;
   const sent: [number, number][] = [];
-  const commits = new CoalescedCommits((p, f) => sent.push([p, f]), intervalMs, () => now);
+  const commits = new CoalescedCommits(
+    (p, f) => sent.push([p, f]),
+    intervalMs,
+    () => now,
+  );
   return { commits, sent, advance: (ms: number) => (now += ms) };
 }
 
