@@ -41,6 +41,34 @@ export interface BenchOptions {
 const scaleRecordsMin = 1_000;
 const scaleBatchSizeMax = 10_000;
 
+/** `--help`: what a run does and every flag, with its default. */
+export const benchUsage = `Usage
+  npm run bench [-- FLAGS]                 (node dist/bench/main.js FLAGS)
+
+  On the local stack (npm run up): pg_test_fsync, a backlog, two workers at batch 1 and at each
+  batch size, the evidence floor, Connect-style and naive baselines, the live chain's publish ->
+  view latency, SIGKILL + restart and takeover. Writes artifacts/bench/<run-id>.json and .svg and
+  prints the table with each target met or MISSED (docs/benchmarks.md says what each measures).
+  AMENDS_DATABASE_URL and AMENDS_BROKERS pick another database or broker.
+
+Flags
+  --records N               backlog records (default 200000)
+  --batch-sizes LIST        worker batch sizes beside 1 (default 100,500,2000,5000)
+  --batch1-window-s S       seconds of batch-1 commits measured (default 30)
+  --latency-rps N           offered load of the latency phase (default 1000)
+  --latency-s S             its measured seconds (default 20), after --warmup-s (default 3)
+  --steady-s S              steady load before each SIGKILL (default 4)
+  --fsync-s S               pg_test_fsync seconds per test (default 1)
+  --out DIR                 where results go (default artifacts/bench)
+  --run-id ID               names the run's files, topics and namespaces (default: time + random)
+  --scale                   the scale run alone instead (issue 13): 2,000,000 records
+  --scale-shape SHAPE       narrow (2 keys, 2 partitions, 2 workers) or wide (2,000 keys,
+                            8 partitions, 4 workers); default narrow
+  --scale-records N         (default 2000000); --scale-keys, --scale-partitions,
+                            --scale-workers override the shape; --scale-batch-size (default 500)
+  -h, --help                this help
+`;
+
 export function parseBenchOptions(argv: readonly string[], defaultOutDir: string): BenchOptions {
   const { values } = parseArgs({
     args: [...argv],

@@ -27,7 +27,7 @@ import { profileAttempts } from './attempt-log-profile.js';
 import { measureBaseline } from './baseline-throughput.js';
 import { renderChart } from './bench-chart.js';
 import { BenchContext, repoRoot } from './bench-context.js';
-import { parseBenchOptions } from './bench-options.js';
+import { type BenchOptions, benchUsage, parseBenchOptions } from './bench-options.js';
 import { type BenchResult, formatTable, judgeTargets, type ScaleBenchResult } from './bench-report.js';
 import { BulkProducer } from './bulk-producer.js';
 import { measureCommitFloor } from './commit-floor.js';
@@ -47,7 +47,7 @@ import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
 const naivePollSize = 500;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-const options = parseBenchOptions(process.argv.slice(2), join(repoRoot, 'artifacts', 'bench'));
+const options = benchOptions(process.argv.slice(2));
 const runDir = join(options.outDir, options.runId);
 mkdirSync(runDir, { recursive: true });
 const ctx = new BenchContext(
@@ -211,4 +211,18 @@ async function fullRun(): Promise<BenchResult> {
     latency_distribution_ms: distribution,
   };
   return { ...partial, targets: judgeTargets(partial) };
+}
+
+/** The run's options; `--help` and a bad flag end the process here, with one line for the latter. */
+function benchOptions(argv: readonly string[]): BenchOptions {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(benchUsage);
+    process.exit(0);
+  }
+  try {
+    return parseBenchOptions(argv, join(repoRoot, 'artifacts', 'bench'));
+  } catch (error) {
+    say(`bench: ${error instanceof Error ? error.message : String(error)} (see --help)`);
+    process.exit(2);
+  }
 }
