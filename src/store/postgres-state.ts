@@ -335,6 +335,8 @@ export class PostgresState implements State {
   private readonly cache: WindowCache;
   /** The latest polled batch's early work (`prefetch`), until `process` takes it. */
   private prefetched: Prefetched | undefined;
+  /** Partitions with a `process` under way: a window read of theirs now would be stale by its end. */
+  private readonly processing = new Set<number>();
   /** Fires when the store closes: a prefetch's read and the warm-up end quietly. */
   private readonly shutdown = new AbortController();
   /** The warm-up under way (`warm`): a claim waits for it, at most `warmUpWaitMs`. */
@@ -491,7 +493,9 @@ export class PostgresState implements State {
     const screened = records.map((record) => screenRecord(record, this.config));
     const needs = batchNeeds(screened);
     let loaded: Promise<LoadedWindows | undefined> | undefined;
-    if (needs.size > 0 && !this.cache.knows(first.partition)) {
+    // The group polls while a batch commits: a read before that commit lands is never current.
+    // The group polls while a batch commits: a read before that commit lands is never current.
+    if (needs.size > 0 && !this.cache.knows(first.partition) && !this.processing.has(first.partition)) {
       // A failed read is no failure of the batch: `process` reads again and reports its own.
       loaded = this.loadWindows(first.partition, new Map(needs), this.shutdown.signal).catch(() => undefined);
     }
@@ -505,6 +509,7 @@ export class PostgresState implements State {
     const screened = early?.screened ?? records.map((record) => screenRecord(record, this.config));
     const needs = early?.needs ?? batchNeeds(screened);
     const cached = this.cache.holds(partition, epoch, expectedFrontier);
+    this.processing.add(partition);
     try {
       const read = cached ? undefined : await this.prefetchedWindows(early, request, signal);
       let outcome = await this.attempt(request, screened, needs, cached, signal, read);
@@ -519,6 +524,8 @@ export class PostgresState implements State {
     } catch (error) {
       this.cache.drop(partition);
       throw error;
+    } finally {
+      this.processing.delete(partition);
     }
   }
 

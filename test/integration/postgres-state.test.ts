@@ -916,6 +916,42 @@ describe('PostgresState: cost follows the work, not the history', () => {
     }
   });
 
+  it('prefetch reads nothing for a partition whose batch is being committed (the group polls meanwhile)', async () => {
+    const config = await freshNamespace();
+    const link = await throughProxy();
+    try {
+      const events: string[] = [];
+      link.proxy.arm({
+        when: (m) => {
+          const name = bindStatementName(m);
+          if (name === storeStatementNames.loadWindow) events.push('read');
+          if (name === storeStatementNames.commitBatch) events.push('commit');
+          return false;
+        },
+        action: 'drop_reply',
+      });
+      const widget = keyOf('widget', 'berlin');
+      const records = [
+        post('T1', 1, '2026-03-01', 5),
+        post('T2', 1, '2026-03-02', 3),
+        post('T1', 2, '2026-03-02', 4),
+      ].map((value, offset) => ({ partition: 0, offset, key: widget, value }));
+      const store = newStore(config, link.proxied);
+      const { epoch } = await store.claim(0, never);
+      // The first batch after the claim reads its windows; the next poll comes while it commits.
+      const first = store.process({ partition: 0, records: records.slice(0, 2), epoch, expectedFrontier: 0 }, never);
+      store.prefetch(records.slice(2));
+      expect(await first).toEqual({ kind: 'acknowledged', frontier: 2 });
+      // The second batch is decided on what the first commit left (the cache): no read at all.
+      const second = { partition: 0, records: records.slice(2), epoch, expectedFrontier: 2 };
+      expect(await store.process(second, never)).toEqual({ kind: 'acknowledged', frontier: 3 });
+      expect(events).toEqual(['read', 'commit', 'commit']);
+      expect(await exported(config.namespace)).toEqual(simulated(config, records));
+    } finally {
+      await link.close();
+    }
+  });
+
   it('the batch statements probe authority and days per transaction and key, whatever the statistics', async () => {
     // A new database's tables have no statistics: a cached generic plan then took a namespace
     // for a handful of rows and read all of its authority into a hash join on every batch.
