@@ -22,7 +22,12 @@ const outageMessages = new RegExp(
     'All broker connections are down',
     'Local: Timed out',
     'Local: Broker handle destroyed',
-    'leader not available|not leader',
+    'Broker: Request timed out',
+    // A partition between leaders (a broker died or restarts): ListOffsets answers -1001 with
+    // no error (kafka-admin.ts `listedOffset`), or UNKNOWN_LEADER_EPOCH (75) / FENCED_LEADER_EPOCH (74).
+    'leader not available|not leader|no leader answered|leader epoch',
+    'replica not available|not enough in-sync replicas',
+    'coordinator load in progress|coordinator not available|not coordinator',
   ].join('|'),
   'i',
 );

@@ -6,12 +6,32 @@
 import { describe, expect, test } from 'vitest';
 import { operationalError } from '../../src/domain/amends-error.js';
 import type { JsonLog } from '../../src/io/json-log.js';
+import { listedOffset } from '../../src/io/kafka-admin.js';
 import { isOutageError } from '../../src/io/outage-errors.js';
 import { rideThrough } from '../../src/io/ride-through.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];
   return { lines, write: (msg: string) => lines.push(msg) } as unknown as JsonLog & { lines: string[] };
+}
+
+/** What a ListOffsets answer for out-topic[0] looks like to `listedOffset`. */
+function listed(offset: number, error?: { code: number; message: string }) {
+  return {
+    topic: 'out-topic',
+    partition: 0,
+    offset,
+    ...(error === undefined ? {} : { error }),
+  } as unknown as Parameters<typeof listedOffset>[0];
+}
+
+function thrownBy(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('nothing was thrown');
 }
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:15432'), { code: 'ECONNREFUSED' });
@@ -30,6 +50,13 @@ describe('isOutageError', () => {
     ],
     ['one wrapped as a cause', operationalError('reading the view frontiers failed', refused())],
     ['a broker that does not answer', new Error('Local: Timed out')],
+    ['a leaderless partition (-1001, no error)', thrownBy(() => listedOffset(listed(-1001), 'read-committed-end'))],
+    [
+      'a partition between leaders (UNKNOWN_LEADER_EPOCH)',
+      thrownBy(() =>
+        listedOffset(listed(-1, { code: 75, message: 'Broker: Unknown leader epoch' }), 'read-committed-end'),
+      ),
+    ],
   ])('%s is an outage', (_, error) => {
     expect(isOutageError(error)).toBe(true);
   });
