@@ -868,7 +868,6 @@ interface TxnRef {
   txn: string;
 }
 
-/** The offset that caused each new version of the batch, by key and day (`dayKey`). */
 /** Records by outcome, as the batch's last_counts stores them: what the worker's metrics count. */
 function outcomeCounts(results: readonly DecideResult[]): Partial<Record<Outcome, number>> {
   const counts: Partial<Record<Outcome, number>> = {};
@@ -876,30 +875,40 @@ function outcomeCounts(results: readonly DecideResult[]): Partial<Record<Outcome
   return counts;
 }
 
-function newCauses(results: readonly DecideResult[]): Map<string, number> {
-  const causes = new Map<string, number>();
+/** Key → day → the offset of the record that made the day's newest version in this batch. */
+type NewCauses = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
+function newCauses(results: readonly DecideResult[]): NewCauses {
+  const causes = new Map<string, Map<string, number>>();
   for (const r of results) {
-    for (const v of r.newVersions) causes.set(dayKey(stockKeyId(v.item, v.location), v.day), v.cause.offset);
+    for (const v of r.newVersions) {
+      const id = stockKeyId(v.item, v.location);
+      let days = causes.get(id);
+      if (days === undefined) {
+        days = new Map();
+        causes.set(id, days);
+      }
+      days.set(v.day, v.cause.offset);
+    }
   }
   return causes;
-}
-
-function dayKey(id: string, day: string): string {
-  return `${id}\u0000${day}`;
 }
 
 /** Each window as the acknowledged batch left it, with the causes of its days' latest versions. */
 function afterCommit(
   partition: number,
   keys: ReadonlyMap<string, KeyWindow>,
-  causes: ReadonlyMap<string, number>,
+  causes: NewCauses,
 ): Map<string, KeyAfterCommit> {
   const after = new Map<string, KeyAfterCommit>();
   for (const [id, w] of keys) {
-    const dayCauses = new Map(w.causes);
-    for (const day of w.state.outputs.keys()) {
-      const cause = causes.get(dayKey(id, day));
-      if (cause !== undefined) dayCauses.set(day, cause);
+    // Only the batch's new versions change causes: a key's whole window is not walked (nor copied) for them.
+    const fresh = causes.get(id);
+    let dayCauses: ReadonlyMap<string, number> = w.causes;
+    if (fresh !== undefined) {
+      const merged = new Map(w.causes);
+      for (const [day, cause] of fresh) if (w.state.outputs.has(day)) merged.set(day, cause);
+      dayCauses = merged;
     }
     after.set(id, { partition, start: w.start, state: w.state, causes: dayCauses });
   }
@@ -910,11 +919,12 @@ function afterCommit(
  * Every day row the decided batch changed (key-window.ts `dayRowChanges`), with the offset
  * that caused its latest version: this batch's record for a new version, else the stored one.
  */
-function changedDays(keys: ReadonlyMap<string, KeyWindow>, newCauses: ReadonlyMap<string, number>): ChangedDay[] {
+function changedDays(keys: ReadonlyMap<string, KeyWindow>, newCauses: NewCauses): ChangedDay[] {
   const changed: ChangedDay[] = [];
   for (const [id, w] of keys) {
+    const fresh = newCauses.get(id);
     for (const row of dayRowChanges(w.before, w.state)) {
-      const cause = newCauses.get(dayKey(id, row.day)) ?? w.causes.get(row.day);
+      const cause = fresh?.get(row.day) ?? w.causes.get(row.day);
       assertInvariant(cause !== undefined, `day ${row.day} of ${id} changed without a cause`);
       changed.push({ item: w.stockKey.item, location: w.stockKey.location, row, cause });
     }

@@ -58,8 +58,8 @@ export interface KeyAfterCommit {
   start: string | undefined;
   /** The window's state after the batch: its authority and days. */
   state: KeyState;
-  /** Day → cause offset of its latest version, after the batch. */
-  causes: Map<string, number>;
+  /** Day → cause offset of its latest version, after the batch (read only: it may be the cache's own). */
+  causes: ReadonlyMap<string, number>;
 }
 
 interface Entry {
