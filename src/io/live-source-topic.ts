@@ -8,7 +8,15 @@
  */
 import { operationalError } from '../domain/amends-error.js';
 import { withKafkaAdmin } from './kafka-admin.js';
+import { retryOutages } from './ride-through.js';
 import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
+
+/**
+ * Tries of the check when the broker does not answer: the second comes after a failover's new
+ * leader (a describe sent during one timed out after 10 s under load, in the 3-broker test), and
+ * a broker that is simply not running still fails within ~20 s.
+ */
+export const liveSourceCheckAttempts = 2;
 
 export interface ExpectedSource extends ExpectedTopic {
   /** What the refusal means, ending the diagnostic: "nothing was published". */
@@ -16,7 +24,9 @@ export interface ExpectedSource extends ExpectedTopic {
 }
 
 export async function checkLiveSourceTopic(brokers: string, clientId: string, expected: ExpectedSource): Promise<void> {
-  const live = await withKafkaAdmin(brokers, clientId, (admin) => admin.describeTopic(expected.topic));
+  const live = await retryOutages(liveSourceCheckAttempts, () =>
+    withKafkaAdmin(brokers, clientId, (admin) => admin.describeTopic(expected.topic)),
+  );
   const wrong = topicMismatch(live, expected, brokers);
   if (wrong === undefined) return;
   const restart = wrong.status === 'incarnation_changed' ? ' (start over with source-create)' : '';

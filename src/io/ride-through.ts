@@ -58,3 +58,20 @@ export async function rideThrough<T>(options: RideOptions, session: Session<T>):
   }
   return undefined;
 }
+
+/**
+ * For one-shot commands (source-load, rebuild-create, manifest-recover): runs `attempt` up to
+ * `attempts` times while it fails with an outage, with the riders' pauses between tries, so a
+ * broker's failover (a new leader is elected within the broker session timeout, 9 s) does not
+ * end the command; anything else, or the last outage, is thrown as it came.
+ */
+export async function retryOutages<T>(attempts: number, attempt: () => Promise<T>): Promise<T> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tried >= attempts || !isOutageError(error)) throw error;
+      await sleep(probeWaitMs(tried));
+    }
+  }
+}

@@ -8,7 +8,7 @@ import { operationalError } from '../../src/domain/amends-error.js';
 import type { JsonLog } from '../../src/io/json-log.js';
 import { listedOffset } from '../../src/io/kafka-admin.js';
 import { isOutageError } from '../../src/io/outage-errors.js';
-import { rideThrough } from '../../src/io/ride-through.js';
+import { retryOutages, rideThrough } from '../../src/io/ride-through.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];
@@ -128,5 +128,34 @@ describe('rideThrough', () => {
       throw refused();
     });
     await expect(stopped).resolves.toBeUndefined();
+  });
+});
+
+describe('retryOutages (one-shot commands)', () => {
+  test('tries again after an outage, up to the attempts; anything else is thrown at once', async () => {
+    let calls = 0;
+    const flaky = async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('Local: Timed out');
+      return 'described';
+    };
+    await expect(retryOutages(2, flaky)).resolves.toBe('described');
+    expect(calls).toBe(2);
+
+    calls = 0;
+    const down = async () => {
+      calls += 1;
+      throw new Error('Local: Timed out');
+    };
+    await expect(retryOutages(2, down)).rejects.toThrow('Local: Timed out');
+    expect(calls).toBe(2);
+
+    calls = 0;
+    const refused = async () => {
+      calls += 1;
+      throw operationalError('output topic X has UUID a, the binding says b');
+    };
+    await expect(retryOutages(3, refused)).rejects.toThrow('UUID');
+    expect(calls).toBe(1);
   });
 });
