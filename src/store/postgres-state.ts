@@ -494,7 +494,6 @@ export class PostgresState implements State {
     const needs = batchNeeds(screened);
     let loaded: Promise<LoadedWindows | undefined> | undefined;
     // The group polls while a batch commits: a read before that commit lands is never current.
-    // The group polls while a batch commits: a read before that commit lands is never current.
     if (needs.size > 0 && !this.cache.knows(first.partition) && !this.processing.has(first.partition)) {
       // A failed read is no failure of the batch: `process` reads again and reports its own.
       loaded = this.loadWindows(first.partition, new Map(needs), this.shutdown.signal).catch(() => undefined);

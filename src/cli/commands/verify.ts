@@ -8,13 +8,13 @@
  * command logs `fault_point` on stderr and stops itself with SIGSTOP, so a test can show that
  * a load started now is refused; SIGCONT lets it go on.
  */
-import v8 from 'node:v8';
 import { usageError } from '../../domain/amends-error.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
 import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
+import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
@@ -93,16 +93,14 @@ interface VerifyFlags {
 }
 
 /**
- * V8 grows its old space to up to 4× what a collection left alive; the verifier keeps
- * 15–60 MB alive on the JavaScript heap (its columns lie outside it), so it held up to 80 MB of
- * garbage. At 30 % the 2,000,000-record wide verify peaked at 285–288 MB instead of 329 MB, in
- * 108–111 s instead of 94 s (docs/benchmarks.md). The heap controller reads the flag at each
- * collection, so setting it here, before the verifier allocates, takes effect.
+ * The verifier keeps 15–60 MB alive on the JavaScript heap (its columns lie outside it), so
+ * V8's default growth held up to 80 MB of garbage. At 30 % the 2,000,000-record wide verify
+ * peaked at 285–288 MB instead of 329 MB, in 108–111 s instead of 94 s (docs/benchmarks.md).
  */
 export const verifyHeapGrowingPercent = 30;
 
 async function verify(flags: VerifyFlags, io: CommandIo): Promise<number> {
-  v8.setFlagsFromString(`--heap-growing-percent=${verifyHeapGrowingPercent}`);
+  capHeapGrowth(verifyHeapGrowingPercent);
   const { wait, json } = flags;
   const databaseUrl = databaseUrlFrom(io.env);
   const brokers = kafkaEndpointFrom(flags, io.env);

@@ -12,7 +12,6 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import v8 from 'node:v8';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '../../io/group-offset-commits.js';
 import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
@@ -32,6 +31,7 @@ import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../
 import { withBatchPrefetch } from '../../store/batch-prefetch.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
+import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
@@ -45,13 +45,11 @@ const batchSizeMax = 10_000;
 const closeTimeoutMs = 15_000;
 
 /**
- * V8 lets the old space grow to several times what a collection left alive. A batch's
- * statement parameters are strings of megabytes (the raw bytes as bytea literals), which V8
- * allocates in the old generation's large-object space, so they stayed until a full collection
- * of a heap grown for them: at batch 5000 two workers peaked at 259–296 MB; with the growth
- * capped at 60 % at 182–202 MB, at 2000 at 160–170 MB instead of 215–238, records/s within the
- * runs' spread (docs/benchmarks.md). The heap controller reads the flag at each collection, so
- * setting it at start, as `amendsctl verify` does, takes effect.
+ * A batch's statement parameters are strings of megabytes (the raw bytes as bytea literals),
+ * which V8 allocates in the old generation's large-object space, so they stayed until a full
+ * collection of a heap grown for them: at batch 5000 two workers peaked at 259–296 MB; with the
+ * growth capped at 60 % at 182–202 MB, at 2000 at 160–170 MB instead of 215–238, records/s
+ * within the runs' spread (docs/choices.md).
  */
 export const workerHeapGrowingPercent = 60;
 
@@ -100,7 +98,7 @@ export const workerCommand = defineCommand({
     ...observabilityFlags,
   },
   async run(cli, io) {
-    v8.setFlagsFromString(`--heap-growing-percent=${workerHeapGrowingPercent}`);
+    capHeapGrowth(workerHeapGrowingPercent);
     const { batchSize, instanceId, sessionTimeoutMs } = cli.flags;
     if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > batchSizeMax) {
       throw usageError(`--batch-size must be an integer in [1, ${batchSizeMax}]`);
