@@ -41,6 +41,26 @@ export interface BenchOptions {
 const scaleRecordsMin = 1_000;
 const scaleBatchSizeMax = 10_000;
 
+/** Each flag's default, as parseArgs takes it: the parser and `--help` read the same table. */
+const flagDefaults = {
+  records: '200000',
+  'batch-sizes': '100,500,2000,5000',
+  'batch1-window-s': '30',
+  'latency-rps': '1000',
+  'latency-s': '20',
+  'warmup-s': '3',
+  'steady-s': '4',
+  'fsync-s': '1',
+  'scale-shape': 'narrow',
+  'scale-records': '2000000',
+  'scale-batch-size': '500',
+} as const;
+
+const shapeText = (name: ScaleShapeName) => {
+  const { keys, partitions, workers } = scaleShapes[name];
+  return `${name} (${keys.toLocaleString('en-US')} keys, ${partitions} partitions, ${workers} workers)`;
+};
+
 /** `--help`: what a run does and every flag, with its default. */
 export const benchUsage = `Usage
   npm run bench [-- FLAGS]                 (node dist/bench/main.js FLAGS)
@@ -52,20 +72,20 @@ export const benchUsage = `Usage
   AMENDS_DATABASE_URL and AMENDS_BROKERS pick another database or broker.
 
 Flags
-  --records N               backlog records (default 200000)
-  --batch-sizes LIST        worker batch sizes beside 1 (default 100,500,2000,5000)
-  --batch1-window-s S       seconds of batch-1 commits measured (default 30)
-  --latency-rps N           offered load of the latency phase (default 1000)
-  --latency-s S             its measured seconds (default 20), after --warmup-s (default 3)
-  --steady-s S              steady load before each SIGKILL (default 4)
-  --fsync-s S               pg_test_fsync seconds per test (default 1)
+  --records N               backlog records (default ${flagDefaults.records})
+  --batch-sizes LIST        worker batch sizes beside 1 (default ${flagDefaults['batch-sizes']})
+  --batch1-window-s S       seconds of batch-1 commits measured (default ${flagDefaults['batch1-window-s']})
+  --latency-rps N           offered load of the latency phase (default ${flagDefaults['latency-rps']})
+  --latency-s S             its measured seconds (default ${flagDefaults['latency-s']}), after --warmup-s (default ${flagDefaults['warmup-s']})
+  --steady-s S              steady load before each SIGKILL (default ${flagDefaults['steady-s']})
+  --fsync-s S               pg_test_fsync seconds per test (default ${flagDefaults['fsync-s']})
   --out DIR                 where results go (default artifacts/bench)
   --run-id ID               names the run's files, topics and namespaces (default: time + random)
-  --scale                   the scale run alone instead (issue 13): 2,000,000 records
-  --scale-shape SHAPE       narrow (2 keys, 2 partitions, 2 workers) or wide (2,000 keys,
-                            8 partitions, 4 workers); default narrow
-  --scale-records N         (default 2000000); --scale-keys, --scale-partitions,
-                            --scale-workers override the shape; --scale-batch-size (default 500)
+  --scale                   the scale run alone instead (issue 13)
+  --scale-shape SHAPE       ${shapeText('narrow')} or
+                            ${shapeText('wide')}; default ${flagDefaults['scale-shape']}
+  --scale-records N         (default ${flagDefaults['scale-records']}); --scale-keys, --scale-partitions,
+                            --scale-workers override the shape; --scale-batch-size (default ${flagDefaults['scale-batch-size']})
   -h, --help                this help
 `;
 
@@ -73,23 +93,23 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
   const { values } = parseArgs({
     args: [...argv],
     options: {
-      records: { type: 'string', default: '200000' },
-      'batch-sizes': { type: 'string', default: '100,500,2000,5000' },
-      'batch1-window-s': { type: 'string', default: '30' },
-      'latency-rps': { type: 'string', default: '1000' },
-      'latency-s': { type: 'string', default: '20' },
-      'warmup-s': { type: 'string', default: '3' },
-      'steady-s': { type: 'string', default: '4' },
-      'fsync-s': { type: 'string', default: '1' },
+      records: { type: 'string', default: flagDefaults.records },
+      'batch-sizes': { type: 'string', default: flagDefaults['batch-sizes'] },
+      'batch1-window-s': { type: 'string', default: flagDefaults['batch1-window-s'] },
+      'latency-rps': { type: 'string', default: flagDefaults['latency-rps'] },
+      'latency-s': { type: 'string', default: flagDefaults['latency-s'] },
+      'warmup-s': { type: 'string', default: flagDefaults['warmup-s'] },
+      'steady-s': { type: 'string', default: flagDefaults['steady-s'] },
+      'fsync-s': { type: 'string', default: flagDefaults['fsync-s'] },
       out: { type: 'string', default: defaultOutDir },
       'run-id': { type: 'string' },
       scale: { type: 'boolean', default: false },
-      'scale-shape': { type: 'string', default: 'narrow' },
-      'scale-records': { type: 'string', default: '2000000' },
+      'scale-shape': { type: 'string', default: flagDefaults['scale-shape'] },
+      'scale-records': { type: 'string', default: flagDefaults['scale-records'] },
       'scale-keys': { type: 'string' },
       'scale-partitions': { type: 'string' },
       'scale-workers': { type: 'string' },
-      'scale-batch-size': { type: 'string', default: '500' },
+      'scale-batch-size': { type: 'string', default: flagDefaults['scale-batch-size'] },
     },
     strict: true,
   });
