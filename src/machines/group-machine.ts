@@ -27,6 +27,13 @@ import type {
   SourceRecord,
 } from './ports.js';
 
+/**
+ * What a settled batch does wherever the group meets it (deciding, or polling and validating the
+ * next poll meanwhile): the partition's frontier moves, nothing is in flight, and a decision that
+ * committed proves both dependencies answer, so an outage, if any, is over.
+ */
+const settledActions = ['recordSettled', 'clearOutage'] as const;
+
 /** The fixed actor id of a partition's actor: its done event is `xstate.done.actor.partition-<n>`. */
 export function partitionActorId(partition: number): string {
   return `partition-${partition}`;
@@ -488,7 +495,7 @@ export const groupMachine = setup({
         polling: {
           on: {
             // The last batch of the previous poll may still be committing (see `deciding`).
-            PARTITION_SETTLED: { actions: ['recordSettled', 'clearOutage'] },
+            PARTITION_SETTLED: { actions: settledActions },
             PARTITIONS_ASSIGNED: [
               { guard: 'nothingAssigned', target: 'assigning' },
               {
@@ -520,9 +527,7 @@ export const groupMachine = setup({
         // After every non-empty poll, before any decision's COMMIT (worker.md §2): buffered
         // records cannot silently bridge a topic recreation.
         validatingBatch: {
-          on: {
-            PARTITION_SETTLED: { actions: ['recordSettled', 'clearOutage'] },
-          },
+          on: { PARTITION_SETTLED: { actions: settledActions } },
           invoke: {
             id: 'observeSource',
             src: 'observeSource',
@@ -548,8 +553,7 @@ export const groupMachine = setup({
           always: { guard: 'nothingPending', target: 'polling' },
           on: {
             // Only the in-flight partition got a batch, so only it can settle.
-            // A settled decision proves both dependencies answer: the outage, if any, is over.
-            PARTITION_SETTLED: { target: 'deciding', reenter: true, actions: ['recordSettled', 'clearOutage'] },
+            PARTITION_SETTLED: { target: 'deciding', reenter: true, actions: settledActions },
             // A fence retires only its partition: the remaining batches go on. (A failed end
             // falls through to `running`, which drains the whole process.)
             PARTITION_ENDED: {
