@@ -558,6 +558,29 @@ async function throughProxy() {
   };
 }
 
+/** The store's window reads and batch commits through `proxy`, in order ('read', 'commit'); it never acts. */
+function recordStoreStatements(proxy: PgFaultProxy): string[] {
+  const events: string[] = [];
+  proxy.arm({
+    when: (m) => {
+      const name = bindStatementName(m);
+      if (name === storeStatementNames.loadWindow) events.push('read');
+      if (name === storeStatementNames.commitBatch) events.push('commit');
+      return false;
+    },
+    action: 'drop_reply',
+  });
+  return events;
+}
+
+/** Three records of one key on partition 0; the third corrects the first's transaction. */
+function prefetchRecords(): SourceRecord[] {
+  const widget = keyOf('widget', 'berlin');
+  return [post('T1', 1, '2026-03-01', 5), post('T2', 1, '2026-03-02', 3), post('T1', 2, '2026-03-02', 4)].map(
+    (value, offset) => ({ partition: 0, offset, key: widget, value }),
+  );
+}
+
 describe('PostgresState: lost replies and cancellation', () => {
   const commitBind = (m: { type: string; body: Buffer }) => bindStatementName(m) === storeStatementNames.commitBatch;
 
@@ -830,17 +853,7 @@ describe('PostgresState: cost follows the work, not the history', () => {
     const config = await freshNamespace();
     const link = await throughProxy();
     try {
-      const counted = { reads: 0, commits: 0 };
-      link.proxy.arm({
-        // Counts the store's statements by name; never acts.
-        when: (m) => {
-          const name = bindStatementName(m);
-          if (name === storeStatementNames.loadWindow) counted.reads += 1;
-          if (name === storeStatementNames.commitBatch) counted.commits += 1;
-          return false;
-        },
-        action: 'drop_reply',
-      });
+      const events = recordStoreStatements(link.proxy);
       // One authority entry and two days per key: T1 is evicted by T2, the first day by the third.
       const store = newStore(config, link.proxied, { keysMax: 4, daysPerKeyMax: 2, txnsPerKeyMax: 1 });
       const { epoch } = await store.claim(0, never);
@@ -856,7 +869,8 @@ describe('PostgresState: cost follows the work, not the history', () => {
       const records = values.map((value, offset) => ({ partition: 0, offset, key: widget, value }));
       await processAll(store, 0, epoch, 0, chunks(records, 1));
       // The first batch after the claim reads; the fifth reads after its refused commit; no other.
-      expect(counted).toEqual({ reads: 2, commits: records.length + 1 });
+      const count = (what: string) => events.filter((e) => e === what).length;
+      expect({ reads: count('read'), commits: count('commit') }).toEqual({ reads: 2, commits: records.length + 1 });
       expect(await exported(config.namespace)).toEqual(simulated(config, records));
     } finally {
       await link.close();
@@ -867,23 +881,8 @@ describe('PostgresState: cost follows the work, not the history', () => {
     const config = await freshNamespace();
     const link = await throughProxy();
     try {
-      const events: string[] = [];
-      link.proxy.arm({
-        // Records the store's reads and commits in order; never acts.
-        when: (m) => {
-          const name = bindStatementName(m);
-          if (name === storeStatementNames.loadWindow) events.push('read');
-          if (name === storeStatementNames.commitBatch) events.push('commit');
-          return false;
-        },
-        action: 'drop_reply',
-      });
-      const widget = keyOf('widget', 'berlin');
-      const records = [
-        post('T1', 1, '2026-03-01', 5),
-        post('T2', 1, '2026-03-02', 3),
-        post('T1', 2, '2026-03-02', 4),
-      ].map((value, offset) => ({ partition: 0, offset, key: widget, value }));
+      const events = recordStoreStatements(link.proxy);
+      const records = prefetchRecords();
       const store = newStore(config, link.proxied);
       const { epoch } = await store.claim(0, never);
       store.prefetch(records.slice(0, 2));
@@ -920,22 +919,8 @@ describe('PostgresState: cost follows the work, not the history', () => {
     const config = await freshNamespace();
     const link = await throughProxy();
     try {
-      const events: string[] = [];
-      link.proxy.arm({
-        when: (m) => {
-          const name = bindStatementName(m);
-          if (name === storeStatementNames.loadWindow) events.push('read');
-          if (name === storeStatementNames.commitBatch) events.push('commit');
-          return false;
-        },
-        action: 'drop_reply',
-      });
-      const widget = keyOf('widget', 'berlin');
-      const records = [
-        post('T1', 1, '2026-03-01', 5),
-        post('T2', 1, '2026-03-02', 3),
-        post('T1', 2, '2026-03-02', 4),
-      ].map((value, offset) => ({ partition: 0, offset, key: widget, value }));
+      const events = recordStoreStatements(link.proxy);
+      const records = prefetchRecords();
       const store = newStore(config, link.proxied);
       const { epoch } = await store.claim(0, never);
       // The first batch after the claim reads its windows; the next poll comes while it commits.
