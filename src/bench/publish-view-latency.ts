@@ -2,7 +2,7 @@
  * Latency at a fixed offered load, publish → committed decision → view visible:
  *
  *   producer send time (harness clock, when the record is handed to the client)
- *     → outbox.created_at (the worker's commit statement, PostgreSQL clock)
+ *     → output_versions.created_at (the worker's commit statement, PostgreSQL clock)
  *     → view_rows.applied_at (the view's apply, PostgreSQL clock)
  *
  * One machine, one clock. One sample per view row: the latest version of each (key, day),
@@ -22,7 +22,7 @@ export interface LatencyResult {
   p50: number;
   p99: number;
   max: number;
-  /** Send → the worker's commit statement (outbox.created_at). */
+  /** Send → the worker's commit statement (output_versions.created_at). */
   publish_to_commit_ms: { p50: number; p99: number };
   /** Commit statement → view apply: relay + output topic + view. */
   commit_to_view_ms: { p50: number; p99: number };

@@ -73,7 +73,7 @@ export async function commitRate(pool: pg.Pool, namespace: string): Promise<Comm
 /** Whether every outbox row is published and the view has read every output record. */
 export async function viewCaughtUp(pool: pg.Pool, namespace: string): Promise<boolean> {
   const r = await pool.query<{ pending: string; behind: string }>(
-    `SELECT (SELECT count(*) FROM outbox WHERE ns = $2 AND published_at IS NULL) AS pending,
+    `SELECT (SELECT count(*) FROM outbox WHERE ns = $2 AND NOT published) AS pending,
             (SELECT count(*) FROM (SELECT partition, count(*) AS n FROM outbox WHERE ns = $2 GROUP BY partition) o
                LEFT JOIN view_partitions v ON v.namespace = $1 AND v.partition = o.partition
               WHERE coalesce(v.frontier, 0) < o.n) AS behind`,
@@ -85,7 +85,7 @@ export async function viewCaughtUp(pool: pg.Pool, namespace: string): Promise<bo
 export interface LatencySample {
   partition: number;
   offset: number;
-  /** outbox.created_at: the worker's commit statement (transaction time). */
+  /** output_versions.created_at: the worker's commit statement (transaction time). */
   committedMs: number;
   /** view_rows.applied_at: the clock time of the view's apply. */
   viewedMs: number;
@@ -98,7 +98,7 @@ export async function latencySamples(pool: pg.Pool, namespace: string): Promise<
             extract(epoch FROM o.created_at)::float8 * 1000 AS committed_ms,
             extract(epoch FROM v.applied_at)::float8 * 1000 AS viewed_ms
        FROM view_rows v
-       JOIN outbox o ON o.ns = v.ns AND o.item = v.item AND o.location = v.location
+       JOIN output_versions o ON o.ns = v.ns AND o.item = v.item AND o.location = v.location
                     AND o.day = v.day AND o.version = v.version
       WHERE v.ns = $1`,
     [await namespaceId(pool, namespace)],

@@ -130,7 +130,7 @@ export async function* readOutbox(
     published: boolean;
   }>(
     db,
-    `SELECT partition, item, location, day, version, record_key, record_value, published_at IS NOT NULL AS published
+    `SELECT partition, item, location, day, version, record_key, record_value, published
        FROM outbox
       WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
       ORDER BY item, location, day, version LIMIT $2`,

@@ -85,8 +85,7 @@ export async function inspectStore(db: Queryable, namespace: string, recent: num
       [nsId],
     ),
     db.query(
-      `SELECT count(*) FILTER (WHERE published_at IS NULL) AS pending,
-              count(*) FILTER (WHERE published_at IS NOT NULL) AS published
+      `SELECT count(*) FILTER (WHERE NOT published) AS pending, count(*) FILTER (WHERE published) AS published
          FROM outbox WHERE ns = $1`,
       [nsId],
     ),

@@ -36,13 +36,39 @@ import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer
 /** Rows per batch: bounded memory and one UPDATE per batch. */
 export const relayBatchRowsMax = 1_000;
 /**
- * A namespace's unpublished envelopes in outbox order, $1 its id (namespace-registry.ts).
- * `id + 0` is the order of the partial index `outbox_pending` and of no other (migration
- * 0004): the read is a range scan that stops at the limit, never a primary key walk past
- * other namespaces' and published rows.
+ * A namespace's unpublished envelopes in outbox order: per output partition, the versions
+ * after its cursor (`relay_partitions.published_through`, migration 0007 says why a cursor is
+ * exact) by the index `output_versions_outbox_order`, each range scan stopping at the batch
+ * limit however long the history; then the first `$2` of them by id. $1 the namespace's id
+ * (namespace-registry.ts), $3 its name.
  */
-export const pendingOutboxRowsSql = `SELECT id, partition, record_key, record_value FROM outbox
-  WHERE ns = $1 AND published_at IS NULL ORDER BY id + 0 LIMIT $2`;
+export const pendingOutboxRowsSql = `SELECT v.id, v.cause_partition AS partition, v.record_key, v.record_value
+  FROM relay_partitions r
+  CROSS JOIN LATERAL (
+    SELECT id, cause_partition, record_key, record_value FROM output_versions
+     WHERE ns = $1 AND cause_partition = r.partition AND id > r.published_through
+     ORDER BY id LIMIT $2) AS v
+  WHERE r.namespace = $3 ORDER BY v.id LIMIT $2`;
+/**
+ * Moves each partition's cursor to its delivered prefix's last id: one row per partition,
+ * however many envelopes. Never backwards (`greatest`): a relay that lost its role lock
+ * cannot undo what the active one marked; what it marks was delivered either way.
+ */
+const markPublishedSql = `UPDATE relay_partitions r
+     SET published_through = greatest(r.published_through, u.through), updated_at = clock_timestamp()
+    FROM unnest($2::int[], $3::bigint[]) AS u(partition, through)
+   WHERE r.namespace = $1 AND r.partition = u.partition`;
+/**
+ * How many envelopes of a bound namespace ($1, its name) wait for the relay: per output
+ * partition an index range after its cursor, so the count costs the backlog, not the history.
+ */
+export const pendingOutboxCountSql = `SELECT coalesce(sum(c.n), 0) AS n
+  FROM relay_partitions r
+  JOIN namespaces ns ON ns.namespace = r.namespace
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n FROM output_versions v
+     WHERE v.ns = ns.id AND v.cause_partition = r.partition AND v.id > r.published_through) AS c
+  WHERE r.namespace = $1`;
 /** The polling fallback: a missed NOTIFY (or none sent) delays publication by at most this. */
 export const relayPollFallbackMs = 1_000;
 /** After a batch with a failed or unknown delivery, wait this long before publishing again. */
@@ -159,7 +185,7 @@ export class OutboxRelay {
     const started = process.hrtime.bigint();
     const read = await pool.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
       pendingOutboxRowsSql,
-      [nsId, relayBatchRowsMax],
+      [nsId, relayBatchRowsMax, namespace],
     );
     if (read.rows.length === 0) return { rows: 0, failed: 0, detail: '' };
     const rows: OutboxRow[] = read.rows.map((r) => ({
@@ -196,14 +222,16 @@ export class OutboxRelay {
     // partition is published again with it, so the first copy of each version on the topic
     // stays in outbox order, and the view ignores the identical later copies.
     const blocked = new Set<number>();
-    const marked: number[] = [];
+    const through = new Map<number, number>();
     const delivered: Delivery[] = [];
+    let marked = 0;
     let failed = rows.length - queued.length;
     queued.forEach((q, i) => {
       const report = reports[i];
       if (report?.status === 'fulfilled' && !blocked.has(q.row.partition)) {
-        marked.push(q.row.id);
+        through.set(q.row.partition, q.row.id);
         delivered.push(report.value);
+        marked += 1;
         return;
       }
       if (report?.status === 'rejected') {
@@ -212,33 +240,29 @@ export class OutboxRelay {
       }
       blocked.add(q.row.partition);
     });
-    if (marked.length > 0) {
-      const update = await pool.query(
-        `UPDATE outbox SET published_at = clock_timestamp()
-          WHERE ns = $1 AND id = ANY($2::bigint[]) AND published_at IS NULL`,
-        [nsId, marked],
+    if (through.size > 0) {
+      const update = await pool.query(markPublishedSql, [namespace, [...through.keys()], [...through.values()]]);
+      // The binding made a row per partition (output-binding.ts), and nothing deletes one.
+      assertInvariant(
+        update.rowCount === through.size,
+        `relay cursors moved: ${update.rowCount} of ${through.size} partitions of ${namespace}`,
       );
-      // Fewer rows means someone else marked them: only another active relay would, and the
-      // role lock excludes that. Logged, not fatal: the records were published either way.
-      if (update.rowCount !== marked.length) {
-        log.write('relay_mark_mismatch', { expected: marked.length, updated: update.rowCount });
-      }
     }
     stats.batches += 1;
-    stats.published_rows += marked.length;
-    stats.republish_rows += rows.length - marked.length;
-    stats.last_published_id = marked.length > 0 ? (marked[marked.length - 1] ?? null) : stats.last_published_id;
+    stats.published_rows += marked;
+    stats.republish_rows += rows.length - marked;
+    stats.last_published_id = through.size > 0 ? Math.max(...through.values()) : stats.last_published_id;
     log.write('relay_published', {
       namespace,
       output_topic: binding.outputTopic,
       rows: rows.length,
-      marked: marked.length,
+      marked,
       failed,
       first_id: rows[0]?.id ?? null,
       last_id: rows[rows.length - 1]?.id ?? null,
       elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
       ...(detail ? { detail } : {}),
     });
-    return { rows: rows.length, failed: rows.length - marked.length, detail };
+    return { rows: rows.length, failed: rows.length - marked, detail };
   }
 }

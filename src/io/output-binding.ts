@@ -43,7 +43,8 @@ export async function readBinding(db: Queryable, namespace: string): Promise<Out
 }
 
 /**
- * Records the binding and the view's partition rows (frontier 0) in one transaction;
+ * Records the binding, the view's partition rows (frontier 0) and the relay's (nothing
+ * published: cursor 0, migration 0007) in one transaction;
  * `inserted` is false when the namespace was bound already (concurrently): nothing changed.
  */
 export async function recordBinding(
@@ -56,8 +57,12 @@ export async function recordBinding(
        VALUES ($1, $2, $3, $4) ON CONFLICT (namespace) DO NOTHING RETURNING namespace, partitions),
      p AS (
        INSERT INTO view_partitions (namespace, partition)
+       SELECT b.namespace, g FROM b CROSS JOIN generate_series(0, b.partitions - 1) AS g RETURNING 1),
+     r AS (
+       INSERT INTO relay_partitions (namespace, partition)
        SELECT b.namespace, g FROM b CROSS JOIN generate_series(0, b.partitions - 1) AS g RETURNING 1)
-     SELECT (SELECT count(*) FROM b) AS bound, (SELECT count(*) FROM p) AS view_partitions`,
+     SELECT (SELECT count(*) FROM b) AS bound, (SELECT count(*) FROM p) AS view_partitions,
+            (SELECT count(*) FROM r) AS relay_partitions`,
     [binding.namespace, binding.outputTopic, binding.incarnation, binding.partitions],
   );
   return { inserted: Number(result.rows[0]?.bound ?? 0) === 1 };

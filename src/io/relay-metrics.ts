@@ -5,7 +5,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Readiness } from './metrics-server.js';
-import type { RelayStats } from './outbox-relay.js';
+import { pendingOutboxCountSql, type RelayStats } from './outbox-relay.js';
 import type { Queryable } from './postgres.js';
 import { counterFromTotals } from './total-counter.js';
 
@@ -51,11 +51,7 @@ export class RelayMetrics {
       labelNames: ['namespace'],
       registers: [registry],
       async collect() {
-        const result = await pool.query(
-          `SELECT count(*) AS n FROM outbox o JOIN namespaces n ON n.id = o.ns
-            WHERE n.namespace = $1 AND o.published_at IS NULL`,
-          [namespace],
-        );
+        const result = await pool.query(pendingOutboxCountSql, [namespace]);
         this.set(labels, Number((result.rows[0] as { n: string } | undefined)?.n ?? 0));
       },
     });

@@ -23,6 +23,7 @@ import { transportMigration } from './migrations/0003-transport.js';
 import { outboxPendingInIdOrderMigration } from './migrations/0004-outbox-pending-in-id-order.js';
 import { dayTotalsMigration } from './migrations/0005-day-totals.js';
 import { namespaceIdsMigration } from './migrations/0006-namespace-ids.js';
+import { outboxInOutputVersionsMigration } from './migrations/0007-outbox-in-output-versions.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -34,6 +35,7 @@ export const migrations: readonly Migration[] = [
   outboxPendingInIdOrderMigration,
   dayTotalsMigration,
   namespaceIdsMigration,
+  outboxInOutputVersionsMigration,
 ];
 
 /**

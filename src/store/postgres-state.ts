@@ -1,13 +1,14 @@
 /**
  * The production `State` (ports.ts, worker.md §5–§7): one namespace's partitions, decisions,
- * authority, output versions and outbox in PostgreSQL (migrations/0002-worker-store.ts).
+ * authority, output versions and outbox in PostgreSQL (migrations/0002-worker-store.ts; since
+ * migration 0007 each version's row carries its outbox envelope).
  *
  * Every write is ONE statement that is its own (implicit) transaction, so a commit costs one
  * round trip and no transaction is ever held open while the worker waits on anything else:
  * - claim: an upsert that increments the epoch under the partition row lock;
  * - process: a single statement whose first step locks the partition row (FOR UPDATE) and
  *   checks epoch and frontier; only if both match do the data-modifying steps insert the
- *   batch's decisions, authority, output versions, outbox envelopes, move the frontier with
+ *   batch's decisions, authority, output versions with their envelopes, move the frontier with
  *   the last work, and NOTIFY the relay. A mismatch writes nothing; any error rolls all back.
  *
  * The batch is decided in memory *before* that statement, on the batch's window of each of its
@@ -213,7 +214,8 @@ export const loadWindowSql = `
  *
  *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,
  *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
- *  outbox records, $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
+ *  outbox records (one row each, ids drawn in this order under the partition's lock: the relay's
+ *  cursor relies on it, migration 0007), $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
  *  (key-window.ts `dayRowChanges`: a new latest version or a new total, one upsert row per day,
  *  picked by the client, so no server-side sort of every version of a big batch), $46 the
  *  namespace's id, which keys the per-record tables (migration 0006; partitions keep the text),
@@ -254,11 +256,13 @@ export const commitBatchSql = `
     RETURNING 1
   ), v AS (
     INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted,
-                                 cause_partition, cause_offset)
-    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause
+                                 cause_partition, cause_offset, record_key, record_value)
+    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.k, u.v
       FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $28::bigint[], $29::text[], $30::bool[],
-                  $31::bigint[]) AS u(item, location, day, version, closing, status, retracted, cause)
+                  $31::bigint[], $32::bytea[], $33::bytea[]) WITH ORDINALITY
+           AS u(item, location, day, version, closing, status, retracted, cause, k, v, n)
      WHERE EXISTS (SELECT 1 FROM ok)
+     ORDER BY u.n
     RETURNING 1
   ), od AS (
     INSERT INTO output_days AS t (ns, item, location, day, version, closing, status, retracted,
@@ -278,14 +282,6 @@ export const commitBatchSql = `
                              AND t.retracted = EXCLUDED.retracted AND t.cause_offset = EXCLUDED.cause_offset),
                          'output version must grow: ' || t.day)
     RETURNING 1
-  ), o AS (
-    INSERT INTO outbox (ns, partition, item, location, day, version, record_key, record_value)
-    SELECT $46::int, $2, u.item, u.location, u.day, u.version, u.k, u.v
-      FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $32::bytea[], $33::bytea[])
-           WITH ORDINALITY AS u(item, location, day, version, k, v, n)
-     WHERE EXISTS (SELECT 1 FROM ok)
-     ORDER BY u.n
-    RETURNING 1
   ), w AS (
     UPDATE partitions
        SET frontier = $5,
@@ -293,8 +289,8 @@ export const commitBatchSql = `
            last_last_offset = $6[cardinality($6)],
            last_records = CASE WHEN amends_assert(
                                  c.d = cardinality($6) AND c.a = cardinality($16) AND c.v = cardinality($24)
-                                 AND c.o = cardinality($24) AND c.od = cardinality($36),
-                                 'batch rows written: ' || c.d || ' ' || c.a || ' ' || c.v || ' ' || c.o)
+                                 AND c.od = cardinality($36),
+                                 'batch rows written: ' || c.d || ' ' || c.a || ' ' || c.v || ' ' || c.od)
                           THEN cardinality($6) END,
            last_counts = $34::jsonb,
            last_epoch = $3,
@@ -302,7 +298,7 @@ export const commitBatchSql = `
                                                     * 1000000000))::bigint,
            last_committed_at = clock_timestamp()
       FROM (SELECT (SELECT count(*) FROM d) AS d, (SELECT count(*) FROM a) AS a, (SELECT count(*) FROM v) AS v,
-                   (SELECT count(*) FROM od) AS od, (SELECT count(*) FROM o) AS o) AS c
+                   (SELECT count(*) FROM od) AS od) AS c
      WHERE namespace = $1 AND partition = $2 AND EXISTS (SELECT 1 FROM ok)
     RETURNING 1
   )

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
-import { readNamespace, registerNamespace } from '../../src/io/namespace-registry.js';
-import { pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/outbox-relay.js';
+import { namespaceId, readNamespace, registerNamespace } from '../../src/io/namespace-registry.js';
+import { pendingOutboxCountSql, pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/outbox-relay.js';
 import { Database } from '../../src/io/postgres.js';
 import { applyMigrations, migrationLockKey, migrations } from '../../src/store/migrations.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
@@ -117,6 +117,7 @@ describe('schema migrations', () => {
       'output_versions',
       'partitions',
       'quarantine',
+      'relay_partitions',
       'schema_migrations',
       'view_partitions',
       'view_rows',
@@ -203,7 +204,7 @@ describe('migration 0006: namespace ids', () => {
       const quarantine = 'SELECT * FROM quarantine ORDER BY namespace, partition, record_offset';
       const quarantineBefore = (await client.query(quarantine)).rows;
 
-      expect(await applyMigrations(client)).toEqual([6]);
+      expect(await applyMigrations(client, { through: 6 })).toEqual([6]);
       const ids = await client.query('SELECT namespace, id FROM namespaces ORDER BY id');
       expect(ids.rows.map((r) => r.id).sort()).toEqual([1, 2]);
       expect(await Promise.all(namespaces.map((n) => ledgerRows(client, n, allTables)))).toEqual(before);
@@ -334,25 +335,139 @@ describe('the outbox', () => {
     const schema = await freshSchema();
     const db = await Database.open(urlForSchema(schema), 'amends-test outbox plan');
     try {
-      // Namespace ids 1 (others) and 2 (mine).
+      for (const namespace of ['others', 'mine']) {
+        await registerNamespace(db.pool, manifestFor(namespace));
+        await db.pool.query(
+          `WITH b AS (INSERT INTO output_bindings (namespace, output_topic, incarnation, partitions)
+                      VALUES ($1, $1 || '-out', 'kafka:' || md5($1), 2) RETURNING namespace)
+           INSERT INTO relay_partitions (namespace, partition) SELECT namespace, g FROM b, generate_series(0, 1) g`,
+          [namespace],
+        );
+      }
+      const [others, mine] = await Promise.all(['others', 'mine'].map((n) => namespaceId(db.pool, n)));
       await db.pool.query(
-        `INSERT INTO outbox (ns, partition, item, location, day, version, record_key, record_value, published_at)
-         SELECT CASE WHEN i <= 150000 THEN 1 ELSE 2 END, i % 2, 'widget', 'berlin', 'd' || i, 1, '\\x00', convert_to(repeat('v', 250), 'UTF8'),
-                CASE WHEN i <= 150000 OR i > 180000 THEN NULL ELSE now() END
-           FROM generate_series(1, 186000) AS i`,
+        `INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted, cause_partition,
+                                      cause_offset, record_key, record_value)
+         SELECT CASE WHEN i <= 150000 THEN $1::int ELSE $2::int END, 'widget', 'berlin',
+                to_char(date '2000-01-01' + i, 'YYYY-MM-DD'), 1, 100, 'OK', false,
+                i % 2, i, '\\x00', convert_to(repeat('v', 250), 'UTF8')
+           FROM generate_series(1, 186000) AS i ORDER BY i`,
+        [others, mine],
       );
-      await db.pool.query('ANALYZE outbox');
+      // Mine published through id 180,000 on both partitions: 6,000 pending.
+      await db.pool.query(
+        `UPDATE relay_partitions r SET published_through = (SELECT max(id) FROM output_versions
+            WHERE ns = $2 AND cause_partition = r.partition AND id <= 180000) WHERE namespace = $1`,
+        ['mine', mine],
+      );
+      await db.pool.query('ANALYZE output_versions');
+      const values = [mine, relayBatchRowsMax, 'mine'];
       const explained = await db.pool.query<{ 'QUERY PLAN': unknown }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${pendingOutboxRowsSql}`,
-        [2, relayBatchRowsMax],
+        values,
       );
-      const plan = JSON.stringify(explained.rows[0]!['QUERY PLAN']);
-      expect(plan).toContain('"Index Name":"outbox_pending"');
-      expect(plan).not.toMatch(/"Rows Removed by Filter":[1-9]/);
-      const rows = await db.pool.query<{ id: string }>(pendingOutboxRowsSql, [2, relayBatchRowsMax]);
-      expect(rows.rows.length).toBe(relayBatchRowsMax);
+      // Every step into the versions is a range of the relay's index, none filters a row out.
+      const steps: Record<string, unknown>[] = [];
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name'] === 'output_versions') steps.push(node);
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk((explained.rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+      expect(steps.map((n) => [n['Node Type'], n['Index Name'], n['Rows Removed by Filter'] ?? 0])).toEqual([
+        ['Index Scan', 'output_versions_outbox_order', 0],
+      ]);
+      const rows = await db.pool.query<{ id: string }>(pendingOutboxRowsSql, values);
+      const ids = rows.rows.map((r) => Number(r.id));
+      const firstId = Number((await db.pool.query('SELECT min(id) AS m FROM output_versions')).rows[0].m);
+      expect(ids).toEqual(Array.from({ length: relayBatchRowsMax }, (_, k) => firstId + 180_000 + k));
+      const pending = await db.pool.query(pendingOutboxCountSql, ['mine']);
+      expect(Number(pending.rows[0].n)).toBe(6_000);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe('migration 0007: the outbox in the output versions', () => {
+  /** Schema 6 with schema5Rows for two namespaces: the second has every envelope published. */
+  async function schema6(client: pg.ClientBase): Promise<[number, number]> {
+    expect(await applyMigrations(client, { through: 5 })).toEqual([1, 2, 3, 4, 5]);
+    for (const namespace of ['first', 'second']) {
+      await registerNamespace(client, manifestFor(namespace));
+      await schema5Rows(client, namespace);
+    }
+    expect(await applyMigrations(client, { through: 6 })).toEqual([6]);
+    const ids: [number, number] = [await namespaceId(client, 'first'), await namespaceId(client, 'second')];
+    await client.query('UPDATE outbox SET published_at = now() WHERE ns = $1', [ids[1]]);
+    return ids;
+  }
+  const envelopes = 'SELECT id, ns, partition, record_key, record_value FROM outbox ORDER BY id';
+
+  it('moves every envelope into its version, turns what was published into relay cursors, keeps the ids', async () => {
+    const client = new pg.Client({ connectionString: urlForSchema(await freshSchema()) });
+    await client.connect();
+    try {
+      const [first, second] = await schema6(client);
+      const tables = ['output_versions', 'outbox'] as PerRecordTable[];
+      const before = await Promise.all(['first', 'second'].map((n) => ledgerRows(client, n, tables)));
+      const envelopesBefore = (await client.query(envelopes)).rows;
+      expect(envelopesBefore).toHaveLength(4);
+
+      expect(await applyMigrations(client)).toEqual([7]);
+      expect(await Promise.all(['first', 'second'].map((n) => ledgerRows(client, n, tables)))).toEqual(before);
+      expect((await client.query(envelopes)).rows).toEqual(envelopesBefore);
+      const ids = (ns: number) => envelopesBefore.filter((e) => e.ns === ns).map((e) => Number(e.id));
+      const cursors = await client.query(
+        'SELECT namespace, partition, published_through FROM relay_partitions ORDER BY namespace, partition',
+      );
+      // First: its first envelope published, its second not; second: both. Partition 1 has none.
+      expect(cursors.rows.map((r) => [r.namespace, r.partition, Number(r.published_through)])).toEqual([
+        ['first', 0, ids(first)[0]],
+        ['first', 1, 0],
+        ['second', 0, ids(second)[1]],
+        ['second', 1, 0],
+      ]);
+      const published = await client.query('SELECT ns, published FROM outbox ORDER BY id');
+      expect(published.rows).toEqual([
+        { ns: first, published: true },
+        { ns: first, published: false },
+        { ns: second, published: true },
+        { ns: second, published: true },
+      ]);
+      // A new version draws its id after every old one.
+      const next = await client.query(
+        `INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted, cause_partition,
+                                      cause_offset, record_key, record_value)
+         VALUES ($1, 'widget', 'berlin', '2026-03-04', 1, 1, 'LOW', false, 0, 9, '\\x00', '\\x01') RETURNING id`,
+        [first],
+      );
+      expect(Number(next.rows[0].id)).toBeGreaterThan(Math.max(...envelopesBefore.map((e) => Number(e.id))));
+      const indexes = await client.query(
+        `SELECT indexname, regexp_replace(indexdef, '^.* USING ', '') AS def FROM pg_indexes
+          WHERE schemaname = current_schema() AND tablename = 'output_versions' ORDER BY indexname`,
+      );
+      expect(Object.fromEntries(indexes.rows.map((r) => [r.indexname, r.def]))).toEqual({
+        output_versions_outbox_order: 'btree (ns, cause_partition, id)',
+        output_versions_pkey: 'btree (ns, item, location, day, version)',
+      });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses an output version without its envelope and changes nothing', async () => {
+    const client = new pg.Client({ connectionString: urlForSchema(await freshSchema()) });
+    await client.connect();
+    try {
+      const [first] = await schema6(client);
+      await client.query(`DELETE FROM outbox WHERE id = (SELECT max(id) FROM outbox WHERE ns = $1)`, [first]);
+      const before = (await client.query(envelopes)).rows;
+      await expect(applyMigrations(client)).rejects.toThrow(/an output version without its outbox envelope/);
+      const applied = await client.query('SELECT max(version) AS v FROM schema_migrations');
+      expect(applied.rows[0].v).toBe(6);
+      expect((await client.query(envelopes)).rows).toEqual(before);
+    } finally {
+      await client.end();
     }
   });
 });

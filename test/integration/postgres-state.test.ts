@@ -446,7 +446,7 @@ describe('PostgresState: process', () => {
         version: number;
         record_key: Buffer;
         record_value: Buffer;
-        published_at: Date | null;
+        published: boolean;
       }>('SELECT * FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1) ORDER BY id', [
         config.namespace,
       ]);
@@ -457,7 +457,7 @@ describe('PostgresState: process', () => {
       expect(
         outbox.rows.map((r) => [r.partition, r.record_key.toString('utf8'), r.record_value.toString('utf8')]),
       ).toEqual(inCommitOrder.map((v) => [0, outputRecordKey(v), outputRecordValue(v, config.namespace)]));
-      expect(outbox.rows.every((r) => r.published_at === null)).toBe(true);
+      expect(outbox.rows.every((r) => r.published === false)).toBe(true);
       // Batches 0–3 and 4–7 create versions, 8–9 too: one notification per committing batch.
       await waitFor(
         async () => notified.length,
@@ -521,10 +521,10 @@ describe('PostgresState: fences write nothing', () => {
     const fn = `amends_test_fail_${Math.random().toString(36).slice(2, 10)}`;
     await admin.query(
       `CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN RAISE EXCEPTION 'injected outbox failure'; END $$`,
+       BEGIN RAISE EXCEPTION 'injected day row failure'; END $$`,
     );
     await admin.query(
-      `CREATE TRIGGER ${fn} BEFORE INSERT ON outbox FOR EACH ROW
+      `CREATE TRIGGER ${fn} BEFORE INSERT ON output_days FOR EACH ROW
        WHEN (NEW.ns = ${await namespaceId(admin, config.namespace)}) EXECUTE FUNCTION ${fn}()`,
     );
     const before = await durableState(config.namespace);
@@ -532,10 +532,10 @@ describe('PostgresState: fences write nothing', () => {
     try {
       const failure = await store.process(batch, never).catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(StoreFailure);
-      expect(failure).toMatchObject({ code: 'failed_before_commit', message: /injected outbox failure/ });
+      expect(failure).toMatchObject({ code: 'failed_before_commit', message: /injected day row failure/ });
       expect(await durableState(config.namespace)).toEqual(before);
     } finally {
-      await admin.query(`DROP TRIGGER ${fn} ON outbox`);
+      await admin.query(`DROP TRIGGER ${fn} ON output_days`);
       await admin.query(`DROP FUNCTION ${fn}()`);
     }
     // The same records again (the cache was for 7, so this reloads from PostgreSQL).

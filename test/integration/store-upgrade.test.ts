@@ -1,12 +1,15 @@
 /**
- * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids):
- * a database written as an older build wrote it (its migrations, its batch statement:
- * store-v4-writer.ts, store-v5-writer.ts) over a real source topic is opened by this build,
+ * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids;
+ * 0007, the outbox in the output versions): a database written as an older build wrote it (its
+ * migrations, its batch statement: store-v4-writer.ts, store-v5-writer.ts, store-v6-writer.ts)
+ * over a real source topic is opened by this build,
  * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
  * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
  * what that build's export printed), and a worker of this build goes on deciding on the
  * converted rows (a correction of the first day re-versions every later day) and `verify`
- * PASSes again.
+ * PASSes again. From schema 6, an output topic is then bound and this build's relay and view
+ * carry every converted and new envelope to it, so that last `verify` compares the outbox, the
+ * output topic and the view too.
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -27,7 +30,9 @@ import { ledgerRows, type PerRecordTable } from '../support/ledger-rows.js';
 import { writeAsSchemaV4 } from '../support/store-v4-writer.js';
 import { type ExportWhat, exportAsSchemaV5 } from '../support/store-v5-export.js';
 import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
+import { writeAsSchemaV6 } from '../support/store-v6-writer.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
+import { expectCleanStop, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 import {
   createSource,
   loadFile,
@@ -58,6 +63,8 @@ interface OldBuild {
   tables: PerRecordTable[];
   /** What its `amendsctl export` printed, when the test can reproduce it. */
   exported?: (client: pg.ClientBase, namespace: string, what: ExportWhat) => Promise<string>;
+  /** Bind an output topic after the upgrade and run this build's relay and view before the last verify. */
+  transport?: boolean;
 }
 
 const exportKinds: ExportWhat[] = ['decisions', 'outputs', 'quarantine'];
@@ -90,10 +97,13 @@ async function exportedAndSimulated(
   return { exports: { decisions, outputs, quarantine } as Record<ExportWhat, string>, simulated: simulated as string };
 }
 
-async function verifyPasses(env: Record<string, string>, source: TestSource): Promise<void> {
+async function verifyPasses(env: Record<string, string>, source: TestSource, bound = false): Promise<void> {
   const r = await runAmendsctl(['verify', '--manifest', source.manifestPath, '--json'], env);
   expect(r.code, r.stdout + r.stderr).toBe(0);
-  expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'PASS', differences: [] });
+  const report = JSON.parse(r.stdout);
+  expect(report).toMatchObject({ verdict: 'PASS', differences: [] });
+  // Bound: the outbox, the output topic and the view were compared, not skipped.
+  if (bound) expect(report.reasons).toEqual([]);
 }
 
 /** Each day's total is its authoritative posts' sum and count: the number of days where it is not. */
@@ -108,6 +118,29 @@ async function daysWithWrongTotals(db: Database, namespace: string): Promise<num
     [namespace],
   );
   return rows[0].n;
+}
+
+/**
+ * output-create on the upgraded database, then this build's relay and view until every
+ * envelope is published and viewed: both start from the converted relay cursors (0007).
+ */
+async function relayAndView(env: Record<string, string>, url: string, source: TestSource): Promise<void> {
+  const outputTopic = `${source.topic}-out`;
+  topics.add(outputTopic);
+  const bound = await runAmendsctl(['output-create', '--manifest', source.manifestPath, '--topic', outputTopic], env);
+  expect(bound.code, bound.stderr).toBe(0);
+  const probe = new TransportProbe(url);
+  try {
+    const { total, pending } = await probe.outbox(source.namespace);
+    expect(pending).toBe(total);
+    const relay = startAmends('relay', source.manifestPath, [], env);
+    const view = startAmends('view', source.manifestPath, [], env);
+    await probe.waitPublished(source.namespace, total);
+    await probe.waitViewCaughtUp({ ...source, outputTopic });
+    await expectCleanStop(relay, view);
+  } finally {
+    await probe.close();
+  }
 }
 
 /** A correction of the first filler day and a new post, for a worker of this build to decide. */
@@ -192,7 +225,8 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
   );
   const secondRun = await exportedAndSimulated(env, source, everything);
   expect(secondRun.exports.decisions + secondRun.exports.outputs).toBe(secondRun.simulated);
-  await verifyPasses(env, source);
+  if (old.transport) await relayAndView(env, url, source);
+  await verifyPasses(env, source, old.transport === true);
 }
 
 beforeAll(async () => {
@@ -201,6 +235,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stopAllWorkers();
+  await stopAllAmends();
   for (const probe of probes) await probe.close();
   await schemas.dropAll();
   await admin.end();
@@ -223,6 +258,15 @@ describe('upgrading a database written by an older build', () => {
       write: writeAsSchemaV5,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
       exported: exportAsSchemaV5,
+    });
+  });
+
+  it('schema 6: converted in place (0007): rows unchanged, verify PASS, workers, relay and view go on', async () => {
+    await upgradeAndGoOn({
+      schema: 6,
+      write: writeAsSchemaV6,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+      transport: true,
     });
   });
 });

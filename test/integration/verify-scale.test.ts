@@ -6,7 +6,7 @@
  * what was changed:
  *
  * one output version's closing · one deleted decision · one quarantined raw byte · one
- * dropped view row · one unpublished outbox envelope marked published · one conflicting
+ * dropped view row · one unpublished outbox envelope marked published (its relay cursor moved) · one conflicting
  * record added to the output topic.
  *
  * Each SQL tamper is undone before the next (and the PASS checked again); the topic can only
@@ -149,18 +149,33 @@ describe(`amendsctl verify on ${records.toLocaleString('en')} records`, () => {
     expect(tail.report.differences).toEqual([]);
     expect((await probe.outbox(ledger.source.namespace)).pending).toBeGreaterThan(before.pending);
 
-    const e = await one<{ id: string; item: string; location: string; day: string; version: number }>(
-      `SELECT id, item, location, day, version FROM outbox WHERE ns = ${nsId} AND published_at IS NULL
+    // Its partition's relay cursor moved onto it: it alone reads as published (migration 0007).
+    const e = await one<{
+      id: string;
+      partition: number;
+      item: string;
+      location: string;
+      day: string;
+      version: number;
+    }>(
+      `SELECT id, partition, item, location, day, version FROM outbox WHERE ns = ${nsId} AND NOT published
         ORDER BY id LIMIT 1`,
     );
-    await probe.pool.query('UPDATE outbox SET published_at = now() WHERE id = $1', [e.id]);
+    const moveCursor = (to: string) =>
+      probe.pool.query(
+        `UPDATE relay_partitions r SET published_through = $3
+          WHERE namespace = $1 AND partition = $2 RETURNING (SELECT published_through FROM relay_partitions
+                 WHERE namespace = r.namespace AND partition = r.partition) AS was`,
+        [ledger.source.namespace, e.partition, to],
+      );
+    const was = String((await moveCursor(e.id)).rows[0]?.was);
     const marked = await expectFailNaming('topic', `${e.item}@${e.location} ${e.day} v${e.version}`);
     expect(marked.differences[0]?.got).toBeNull();
-    await probe.pool.query('UPDATE outbox SET published_at = NULL WHERE id = $1', [e.id]);
+    await moveCursor(was);
 
     const published = await one<{ partition: number; record_key: Buffer; record_value: Buffer; label: string }>(
       `SELECT partition, record_key, record_value, item || '@' || location || ' ' || day || ' v' || version AS label
-         FROM outbox WHERE ns = ${nsId} AND published_at IS NOT NULL AND version > 1 ORDER BY id OFFSET 7 LIMIT 1`,
+         FROM outbox WHERE ns = ${nsId} AND published AND version > 1 ORDER BY id OFFSET 7 LIMIT 1`,
     );
     const value = JSON.parse(published.record_value.toString('utf8')) as { closing: number | null };
     value.closing = (value.closing ?? 0) + 1;

@@ -7,12 +7,9 @@
  * since, so the rows are the ones that build committed. Test-only: nothing in src may use it.
  */
 import type pg from 'pg';
-import { type NamespaceConfig, stockKeyId } from '../../src/domain/config.js';
-import { type DecideResult, decideWithKeyState, screenRecord } from '../../src/domain/decide.js';
-import { batchNeeds, type DayRow, dayRowChanges, type KeyNeeds, windowState } from '../../src/domain/key-window.js';
-import type { AuthorityEntry, DayOutput, KeyState } from '../../src/domain/ledger-state.js';
+import type { NamespaceConfig } from '../../src/domain/config.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
-import { claimAsOldBuild, oldBatchValues } from './store-old-batch.js';
+import { type WindowedBuild, writeAsWindowedBuild } from './store-windowed-writer.js';
 
 const outboxChannel = 'amends_outbox';
 
@@ -135,129 +132,21 @@ const v5CommitBatchSql = `
          (SELECT count(*) FROM (SELECT pg_notify('${outboxChannel}', $1) FROM w WHERE $35::bool) AS n)::int AS notified
     FROM (SELECT 1) AS one LEFT JOIN p ON true`;
 
-/** A key's window as the v5 build read it. */
-interface V5Window {
-  item: string;
-  location: string;
-  before: DayRow[];
-  causes: Map<string, number>;
-  state: KeyState;
-}
+/** The v5 build's statements (no namespace id: the tables were keyed by the text). */
+const v5Build: WindowedBuild = {
+  schema: 5,
+  loadWindowSql: v5LoadWindowSql,
+  commitBatchSql: v5CommitBatchSql,
+  loadTail: () => [],
+  commitTail: () => [],
+};
 
 /** Claims the partition and commits `batches` of it as the v5 build did; returns the frontier. */
-export async function writeAsSchemaV5(
+export function writeAsSchemaV5(
   client: pg.ClientBase,
   config: NamespaceConfig,
   partition: number,
   batches: readonly SourceRecord[][],
 ): Promise<number> {
-  const claimed = await claimAsOldBuild(client, config.namespace, partition, 'schema-v5');
-  let frontier = claimed.frontier;
-  for (const records of batches) {
-    const screened = records.map((record) => screenRecord(record, config));
-    const needs = batchNeeds(screened);
-    const keys = needs.size > 0 ? await loadV5Windows(client, config.namespace, partition, needs) : new Map();
-    const results: DecideResult[] = screened.map((s, i) => {
-      if (s.kind === 'decided') return s.result;
-      const window = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location)) as V5Window;
-      return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
-    });
-    const next = (records[records.length - 1] as SourceRecord).offset + 1;
-    const days = changedDays(keys, results);
-    const values = [
-      ...oldBatchValues(config, partition, claimed.epoch, frontier, next, records, results),
-      days.map((d) => d.item),
-      days.map((d) => d.location),
-      days.map((d) => d.row.day),
-      days.map((d) => d.row.output.version),
-      days.map((d) => d.row.output.closing),
-      days.map((d) => d.row.output.status),
-      days.map((d) => d.row.output.retracted),
-      days.map((d) => d.cause),
-      days.map((d) => d.row.total.qty),
-      days.map((d) => d.row.total.posts),
-    ];
-    const result = await client.query(v5CommitBatchSql, values);
-    if (result.rows[0]?.committed !== 1) throw new Error(`the v5 batch at ${frontier} did not commit`);
-    frontier = next;
-  }
-  return frontier;
-}
-
-/** The v5 window read (its `loadWindowValues` and `windowsOf`, without the checks). */
-async function loadV5Windows(
-  client: pg.ClientBase,
-  namespace: string,
-  partition: number,
-  needs: ReadonlyMap<string, KeyNeeds>,
-): Promise<Map<string, V5Window>> {
-  const revisions = [...needs.values()].flatMap((n) =>
-    n.revisions.map((r) => ({ item: n.stockKey.item, location: n.stockKey.location, ...r })),
-  );
-  const result = await client.query(v5LoadWindowSql, [
-    namespace,
-    partition,
-    revisions.map((r) => r.item),
-    revisions.map((r) => r.location),
-    revisions.map((r) => r.txn),
-    revisions.map((r) => r.rev),
-    revisions.map((r) => r.day),
-  ]);
-  const found = result.rows[0] as { authority: unknown[][]; days: unknown[][] };
-  const rows = new Map(
-    [...needs].map(([id, n]) => [
-      id,
-      {
-        need: n,
-        authority: new Map<string, AuthorityEntry>(),
-        days: [] as DayRow[],
-        causes: new Map<string, number>(),
-      },
-    ]),
-  );
-  const rowsOf = (item: unknown, location: unknown) => rows.get(stockKeyId(String(item), String(location)));
-  for (const [item, location, txn, rev, op, day, qty] of found.authority) {
-    const entry = { rev: Number(rev), op, day, qty: qty === null ? null : Number(qty) } as AuthorityEntry;
-    rowsOf(item, location)?.authority.set(String(txn), entry);
-  }
-  for (const [item, location, day, version, closing, status, retracted, qty, posts, cause] of found.days) {
-    const output = { version: Number(version), closing: closing === null ? null : Number(closing), status, retracted };
-    const key = rowsOf(item, location);
-    key?.days.push({
-      day: String(day),
-      total: { qty: Number(qty), posts: Number(posts) },
-      output: output as DayOutput,
-    });
-    key?.causes.set(String(day), Number(cause));
-  }
-  return new Map(
-    [...rows].map(([id, r]) => [
-      id,
-      {
-        item: r.need.stockKey.item,
-        location: r.need.stockKey.location,
-        before: r.days,
-        causes: r.causes,
-        state: windowState(r.authority, r.days),
-      },
-    ]),
-  );
-}
-
-/** The v5 build's `changedDays`: every day row the batch changed, with its latest version's cause. */
-function changedDays(
-  keys: ReadonlyMap<string, V5Window>,
-  results: readonly DecideResult[],
-): { item: string; location: string; row: DayRow; cause: number }[] {
-  const newCauses = new Map<string, number>();
-  for (const r of results) {
-    for (const v of r.newVersions) newCauses.set(`${stockKeyId(v.item, v.location)}\u0000${v.day}`, v.cause.offset);
-  }
-  return [...keys].flatMap(([id, w]) =>
-    dayRowChanges(w.before, w.state).map((row) => {
-      const cause = newCauses.get(`${id}\u0000${row.day}`) ?? w.causes.get(row.day);
-      if (cause === undefined) throw new Error(`day ${row.day} of ${id} changed without a cause`);
-      return { item: w.item, location: w.location, row, cause };
-    }),
-  );
+  return writeAsWindowedBuild(v5Build, client, config, partition, batches);
 }

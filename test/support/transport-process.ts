@@ -256,7 +256,7 @@ export class TransportProbe {
 
   async outbox(namespace: string): Promise<{ total: number; pending: number }> {
     const { rows } = await this.pool.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE published_at IS NULL)::int AS pending
+      `SELECT count(*)::int AS total, count(*) FILTER (WHERE NOT published)::int AS pending
          FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)`,
       [namespace],
     );
