@@ -5,6 +5,7 @@
  * The send times are what publish → view latency is measured from.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
+import type { TrafficRecord } from '../domain/ledger-traffic.js';
 import {
   describeKafkaError,
   kafkaErrorCode,
@@ -12,7 +13,6 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from '../io/kafka-connection.js';
-import type { TrafficRecord } from './ledger-traffic.js';
 
 export interface BulkProducerOptions {
   brokers: string;

@@ -4,10 +4,10 @@
  * with a small linger that offers load to the source.
  */
 import type { Manifest } from '../domain/config.js';
+import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
 import { type BenchContext, sleep } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import { BulkProducer } from './bulk-producer.js';
-import { ledgerTraffic, type TrafficRecord } from './ledger-traffic.js';
 import { partitionStates, viewCaughtUp } from './store-probe.js';
 
 export interface LiveChain {

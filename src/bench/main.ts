@@ -22,6 +22,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { ledgerBacklog } from '../domain/ledger-traffic.js';
 import { defaultBrokers } from '../io/kafka-connection.js';
 import { profileAttempts } from './attempt-log-profile.js';
 import { measureBaseline } from './baseline-throughput.js';
@@ -34,7 +35,6 @@ import { measureCommitFloor } from './commit-floor.js';
 import { probeFsync } from './fsync-probe.js';
 import { profileHops } from './hop-profile.js';
 import { measureRecovery } from './kill-recovery.js';
-import { ledgerBacklog } from './ledger-traffic.js';
 import { startLiveChain } from './live-chain.js';
 import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';

@@ -3,8 +3,9 @@
  * rate, in 10 ms ticks scheduled against absolute time (a late tick catches up, the rate does
  * not drift), until stopped. Each record's send time is kept by the producer.
  */
+
+import type { TrafficRecord } from '../domain/ledger-traffic.js';
 import type { BulkProducer } from './bulk-producer.js';
-import type { TrafficRecord } from './ledger-traffic.js';
 
 const tickMs = 10;
 

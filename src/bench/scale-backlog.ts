@@ -13,10 +13,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest, StockKeyConfig } from '../domain/config.js';
+import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
 import type { BenchContext } from './bench-context.js';
 import type { ScaleOptions } from './bench-options.js';
 import { BulkProducer } from './bulk-producer.js';
-import { ledgerTraffic, type TrafficRecord } from './ledger-traffic.js';
 
 export interface ScaleBacklog {
   manifest: Manifest;

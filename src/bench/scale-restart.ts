@@ -25,9 +25,9 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TrafficRecord } from '../domain/ledger-traffic.js';
 import { type BenchContext, sleep } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
-import type { TrafficRecord } from './ledger-traffic.js';
 import type { ScaleBacklog } from './scale-backlog.js';
 import { partitionStates } from './store-probe.js';
 import { type AttemptEntry, WorkerLogTail } from './worker-log-tail.js';

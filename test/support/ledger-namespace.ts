@@ -1,13 +1,13 @@
 /**
  * A drained namespace of a realistic ledger for the verifier's scale tests (issue 14): a
  * bound source of the two-keys configuration, `records` records of the benchmark's ledger
- * traffic (src/bench/ledger-traffic.ts: posts, corrections, cancels, redeliveries, stale
+ * traffic (src/domain/ledger-traffic.ts: posts, corrections, cancels, redeliveries, stale
  * revisions, garbage) published by the bulk producer, then decided, relayed and viewed by
  * the real processes — two workers at a large batch size, a relay and a view — which are
  * stopped once everything is drained. What the store holds is what the worker writes.
  */
 import { BulkProducer } from '../../src/bench/bulk-producer.js';
-import { ledgerTraffic, type TrafficRecord } from '../../src/bench/ledger-traffic.js';
+import { ledgerTraffic, type TrafficRecord } from '../../src/domain/ledger-traffic.js';
 import { testBrokers } from './endpoints.js';
 import { twoKeysConfig } from './fixture-stories.js';
 import {

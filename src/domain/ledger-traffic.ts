@@ -9,10 +9,10 @@
  * Each record says what it is (`kind`, not published), so a harness can count the distinct
  * transactions it published without keeping them.
  */
-import { addDays } from '../domain/calendar-day.js';
-import { canonicalJson } from '../domain/canonical-json.js';
-import type { StockKeyConfig } from '../domain/config.js';
-import { mulberry32 } from '../domain/seeded-random.js';
+import { addDays } from './calendar-day.js';
+import { canonicalJson } from './canonical-json.js';
+import type { StockKeyConfig } from './config.js';
+import { mulberry32 } from './seeded-random.js';
 
 export interface TrafficRecord {
   partition: number;
