@@ -6,12 +6,17 @@
 # come from a CA the stack makes at first start (.stack/tls/ca.pem); a ready librdkafka
 # client file for the secured listener is .stack/kafka-client-sasl.properties.
 #
-#   stack.sh up [--reset] [--brokers 1|3]
+#   stack.sh up [--reset] [--brokers 1|3] [--kafka-only]
 #                           start both (idempotent); --reset wipes .stack/ first;
-#                           --brokers 3 runs a 3-node KRaft cluster instead of one broker
+#                           --brokers 3 runs a 3-node KRaft cluster instead of one broker;
+#                           --kafka-only starts what is missing of the brokers and leaves
+#                           PostgreSQL as it is (amendsctl chaos restarts a killed broker
+#                           while the database may be away on purpose)
 #   stack.sh down           stop both (whichever broker layout runs), keep their data
 #   stack.sh fetch          resolve the Kafka jars into the cache (no start)
 #   stack.sh status         say what runs
+#   stack.sh db-kill        stop PostgreSQL at once (pg_ctl -m immediate: a crash, for chaos runs)
+#   stack.sh db-start       start PostgreSQL again (its data kept; recovery replays the WAL)
 #   stack.sh tool CLASS ARGS run a Kafka tool class with the stack's jars, e.g.
 #                           tool org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
 #                           --bootstrap-server 127.0.0.1:19092 --describe --group G
@@ -543,11 +548,12 @@ pg_down() {
 compose() { docker compose -f "$root/compose.yaml" "$@"; }
 
 up() {
-  local reset=false brokers=1 layout arg
+  local reset=false brokers=1 layout arg kafka_only=false
   while [ "$#" -gt 0 ]; do
     arg="$1"; shift
     case "$arg" in
       --reset) reset=true ;;
+      --kafka-only) kafka_only=true ;;
       --brokers=*) brokers="${arg#--brokers=}" ;;
       --brokers) [ "$#" -gt 0 ] || die "--brokers needs a value: 1 or $cluster_size"; brokers="$1"; shift ;;
       *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size])" ;;
@@ -568,7 +574,7 @@ up() {
     # Before anything starts: the other layout holding the ports is one line, nothing touched.
     kafka_layout_free "$layout"
     mkdir -p "$stack"
-    pg_up
+    $kafka_only || pg_up
     kafka_up "$layout"
     client_files "$layout"
   fi
@@ -611,6 +617,8 @@ case "$cmd" in
   down) down ;;
   fetch) docker_engine || fetch_kafka ;;
   status) status ;;
+  db-kill) pg_running && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m immediate -w stop >/dev/null; say "database stopped (immediate)" ;;
+  db-start) pg_up; say "database up" ;;
   tool) java_ok; fetch_kafka; set_java_cmd; exec "${java_cmd[@]}" "$@" ;;
-  *) die "unknown command $cmd (up, down, fetch, status, tool)" ;;
+  *) die "unknown command $cmd (up, down, fetch, status, tool, db-kill, db-start)" ;;
 esac

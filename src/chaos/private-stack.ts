@@ -1,0 +1,145 @@
+/**
+ * A private 3-broker KRaft cluster and PostgreSQL, started with `scripts/stack.sh up --brokers
+ * 3` the way a user starts one, but in a stack directory of its own and on other ports, so a
+ * user's stack (19092, 15432) is never touched. Node N's plaintext listener is on
+ * `basePort + (N-1)*100`, its controller and SASL_SSL listeners on +1 and +2.
+ *
+ * Every port must be free before it starts: a cluster left on them by an earlier run would
+ * otherwise be adopted by stack.sh and not be this run's to stop. `stop()` (stack.sh down)
+ * stops what it started. The chaos run (chaos-run.ts) and the 3-broker test suite use it;
+ * the fault helpers (a broker's pid, the database killed and started) are the chaos run's.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { operationalError } from '../domain/amends-error.js';
+import { packageRoot } from '../io/showcase-processes.js';
+
+export const brokerCount = 3;
+const nodePortStep = 100;
+/** Three JVMs starting at once on a 2-core machine: about 45 s when idle, more under load. */
+export const clusterStartBudgetMs = 170_000;
+const stackCommandBudgetMs = 90_000;
+
+export interface PrivateStackOptions {
+  stackDir: string;
+  basePort: number;
+  pgPort: number;
+}
+
+export interface StackRun {
+  code: number | null;
+  stderr: string;
+}
+
+export class PrivateStack {
+  readonly brokerList: string[];
+  readonly brokers: string;
+  readonly databaseUrl: string;
+
+  private constructor(private readonly o: PrivateStackOptions) {
+    this.brokerList = nodePorts(o.basePort).map((p) => `127.0.0.1:${p}`);
+    this.brokers = this.brokerList.join(',');
+    this.databaseUrl = `postgres://amends:amends-local-only@127.0.0.1:${o.pgPort}/amends?sslmode=disable`;
+  }
+
+  get stackDir(): string {
+    return this.o.stackDir;
+  }
+
+  /** Starts the cluster and the database; a port in use or a failed start is one line. */
+  static async start(o: PrivateStackOptions): Promise<PrivateStack> {
+    const ports = [...nodePorts(o.basePort).flatMap((p) => [p, p + 1, p + 2]), o.pgPort];
+    for (const port of ports) {
+      if (!(await portFree(port))) {
+        throw operationalError(
+          `port ${port} is in use: the private stack needs ${ports.join(', ')} free (one left by an earlier run? stop it with AMENDS_STACK_DIR=${o.stackDir} scripts/stack.sh down, or pick other ports)`,
+        );
+      }
+    }
+    const stack = new PrivateStack(o);
+    const up = await stack.stack(['up', '--brokers', String(brokerCount)], clusterStartBudgetMs);
+    if (up.code !== 0) {
+      await stack.stack(['down']).catch(() => {});
+      throw operationalError(
+        `stack.sh up --brokers ${brokerCount} exited ${up.code} (logs in ${o.stackDir}): ${lastLine(up.stderr)}`,
+      );
+    }
+    return stack;
+  }
+
+  /** Runs `scripts/stack.sh ARGS` against this stack's directory and ports. */
+  stack(args: string[], budgetMs = stackCommandBudgetMs): Promise<StackRun> {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      AMENDS_STACK: 'native',
+      AMENDS_STACK_DIR: this.o.stackDir,
+      AMENDS_STACK_KAFKA_PORT: String(this.o.basePort),
+      AMENDS_STACK_PG_PORT: String(this.o.pgPort),
+    };
+    return new Promise((resolve) => {
+      execFile(
+        'bash',
+        [join(packageRoot, 'scripts/stack.sh'), ...args],
+        { env, timeout: budgetMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024 },
+        (error, _stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+          resolve({ code, stderr: String(stderr) });
+        },
+      );
+    });
+  }
+
+  /** The pid of node N's broker JVM (1-based, as KRaft numbers them). */
+  brokerPid(node: number): number {
+    const file = join(this.o.stackDir, 'kafka-cluster', `node-${node}`, 'kafka.pid');
+    return Number(readFileSync(file, 'utf8').trim());
+  }
+
+  /** Starts whatever broker is down, leaving PostgreSQL as it is. */
+  async startBrokers(): Promise<void> {
+    await this.must(['up', '--brokers', String(brokerCount), '--kafka-only'], clusterStartBudgetMs);
+  }
+
+  /** PostgreSQL stopped at once, as a crash would (`pg_ctl -m immediate`). */
+  async killDatabase(): Promise<void> {
+    await this.must(['db-kill']);
+  }
+
+  async startDatabase(): Promise<void> {
+    await this.must(['db-start']);
+  }
+
+  async stop(): Promise<void> {
+    await this.must(['down']);
+  }
+
+  private async must(args: string[], budgetMs?: number): Promise<void> {
+    const run = await this.stack(args, budgetMs);
+    if (run.code !== 0)
+      throw operationalError(`stack.sh ${args.join(' ')} exited ${run.code}: ${lastLine(run.stderr)}`);
+  }
+}
+
+function nodePorts(basePort: number): number[] {
+  return Array.from({ length: brokerCount }, (_, i) => basePort + i * nodePortStep);
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop() ?? '';
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (free: boolean) => {
+      socket.destroy();
+      resolve(free);
+    };
+    socket.setTimeout(1_000, () => done(true));
+    socket.once('error', () => done(true));
+    socket.connect(port, '127.0.0.1', () => done(false));
+  });
+}
