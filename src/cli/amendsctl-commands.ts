@@ -1,4 +1,5 @@
 import type { Command } from './command.js';
+import { chaosCommand } from './commands/chaos.js';
 import { completionCommand } from './commands/completion.js';
 import { exportCommand } from './commands/export.js';
 import { inspectCommand } from './commands/inspect.js';
@@ -22,5 +23,6 @@ export const amendsctlCommands: Command[] = [
   exportCommand as Command,
   verifyCommand as Command,
   showcaseCommand as Command,
+  chaosCommand as Command,
   completionCommand as Command,
 ];

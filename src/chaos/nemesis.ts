@@ -1,0 +1,174 @@
+/**
+ * The chaos run's nemesis: injects the planned faults (nemesis-plan.ts) at their offsets and
+ * heals each, recording when it really injected and healed and what it hit. Faults run one
+ * after the other; only a killed broker's restart (a JVM start, tens of seconds) goes on
+ * beside the next faults, and no broker fault starts before it is done.
+ *
+ *   process-kill       SIGKILL; healed when the supervisor has started it again
+ *   process-pause      SIGSTOP for the hold, then SIGCONT
+ *   broker-kill        SIGKILL of the broker leading a source partition; after the hold it is
+ *                      started again (stack.sh up --kafka-only)
+ *   db-restart         PostgreSQL stopped at once (a crash) and started again
+ *   db-away            the same, started again only after the hold
+ *   db-cut             every connection of worker-a cut, new ones refused, for the hold
+ *   commit-reply-drop  the reply to worker-a's next batch COMMIT swallowed on the wire
+ *                      (the commit happens; the worker cannot know): healed when it fires
+ */
+import kafkajs from 'kafkajs';
+import type { PgFaultProxy } from '../io/pg-fault-proxy.js';
+import { bindStatementName } from '../io/pg-fault-proxy.js';
+import { sleep } from '../io/showcase-processes.js';
+import { storeStatementNames } from '../store/postgres-state.js';
+import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
+import type { PrivateStack } from './private-stack.js';
+import type { Supervisor } from './supervisor.js';
+
+export interface FaultRecord extends PlannedFault {
+  /** Seconds from the start of the load; null when it was not injected. */
+  injected_s: number | null;
+  healed_s: number | null;
+  /** What it hit, e.g. `broker 2 (leader of partition 0)`. */
+  detail: string;
+  error: string | null;
+}
+
+export interface NemesisDeps {
+  stack: PrivateStack;
+  supervisor: Supervisor;
+  proxy: PgFaultProxy;
+  sourceTopic: string;
+  elapsedS: () => number;
+  note: (line: string) => void;
+}
+
+/** How long a dropped COMMIT reply may wait for worker-a's next commit before it is given up. */
+const commitDropWaitMs = 15_000;
+
+export class Nemesis {
+  readonly faults: FaultRecord[] = [];
+  private brokerRestart: Promise<void> = Promise.resolve();
+
+  constructor(private readonly d: NemesisDeps) {}
+
+  /** Injects and heals `plan` in order; stops early (healing what it holds) when `signal` fires. */
+  async run(plan: readonly PlannedFault[], signal: AbortSignal): Promise<void> {
+    for (const planned of plan) {
+      const wait = planned.at_ms - this.d.elapsedS() * 1000;
+      if (wait > 0) await sleep(wait);
+      if (signal.aborted) break;
+      if (planned.kind === 'broker-kill') await this.brokerRestart;
+      const record: FaultRecord = { ...planned, injected_s: null, healed_s: null, detail: '', error: null };
+      this.faults.push(record);
+      try {
+        await this.inject(record);
+      } catch (error) {
+        record.error = (error as Error).message.split('\n', 1)[0] ?? 'failed';
+        this.d.note(`fault ${record.n} ${record.kind}: ${record.error}`);
+      }
+    }
+  }
+
+  /** Waits for heals still under way (a broker's restart). */
+  async settle(): Promise<void> {
+    await this.brokerRestart;
+  }
+
+  private async inject(f: FaultRecord): Promise<void> {
+    const mark = (what: 'injected' | 'healed') => {
+      const at = this.d.elapsedS();
+      if (what === 'injected') f.injected_s = at;
+      else f.healed_s = at;
+      this.d.note(`${at.toFixed(1).padStart(6)} s  fault ${f.n} ${f.kind} ${what}: ${f.detail}`);
+    };
+    switch (f.kind) {
+      case 'process-kill': {
+        const name = f.target as ChaosProcess;
+        f.detail = `SIGKILL ${name}`;
+        const restarted = this.d.supervisor.kill(name, `fault ${f.n}`);
+        mark('injected');
+        await restarted;
+        mark('healed');
+        return;
+      }
+      case 'process-pause': {
+        const name = f.target as ChaosProcess;
+        f.detail = `SIGSTOP ${name} for ${(f.hold_ms / 1000).toFixed(1)} s`;
+        this.d.supervisor.signal(name, 'SIGSTOP');
+        mark('injected');
+        await sleep(f.hold_ms);
+        this.d.supervisor.signal(name, 'SIGCONT');
+        mark('healed');
+        return;
+      }
+      case 'broker-kill':
+        return this.killBroker(f, mark);
+      case 'db-restart':
+      case 'db-away':
+        f.detail = `PostgreSQL stopped at once${f.kind === 'db-away' ? ` for ${(f.hold_ms / 1000).toFixed(1)} s` : ', then started'}`;
+        await this.d.stack.killDatabase();
+        mark('injected');
+        if (f.hold_ms > 0) await sleep(f.hold_ms);
+        await this.d.stack.startDatabase();
+        mark('healed');
+        return;
+      case 'db-cut':
+        f.detail = `worker-a's connections cut, new ones refused, for ${(f.hold_ms / 1000).toFixed(1)} s`;
+        mark('injected');
+        await this.d.proxy.outage(f.hold_ms);
+        mark('healed');
+        return;
+      case 'commit-reply-drop':
+        return this.dropCommitReply(f, mark);
+    }
+  }
+
+  private async killBroker(f: FaultRecord, mark: (what: 'injected' | 'healed') => void): Promise<void> {
+    const partition = Number(f.target.replace('partition ', ''));
+    const leader = await leaderOf(this.d.stack.brokerList, this.d.sourceTopic, partition);
+    f.detail = `broker ${leader} (leader of source partition ${partition}) SIGKILLed, restarted after ${(f.hold_ms / 1000).toFixed(1)} s`;
+    process.kill(this.d.stack.brokerPid(leader), 'SIGKILL');
+    mark('injected');
+    await sleep(f.hold_ms);
+    this.brokerRestart = this.d.stack.startBrokers().then(
+      () => mark('healed'),
+      (error: unknown) => {
+        f.error = `restart: ${(error as Error).message}`;
+        this.d.note(`fault ${f.n} broker-kill: ${f.error}`);
+      },
+    );
+  }
+
+  private async dropCommitReply(f: FaultRecord, mark: (what: 'injected' | 'healed') => void): Promise<void> {
+    f.detail = "the reply to worker-a's next batch COMMIT swallowed (the commit happens)";
+    let fired: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      fired = resolve;
+    });
+    this.d.proxy.arm({
+      when: (m) => bindStatementName(m) === storeStatementNames.commitBatch,
+      action: 'drop_reply',
+      onFire: () => {
+        mark('healed');
+        fired();
+      },
+    });
+    mark('injected');
+    // The next faults do not wait for a commit that may not come (worker-a paused, say);
+    // it stays armed and is marked healed whenever it fires.
+    await Promise.race([done, sleep(commitDropWaitMs)]);
+  }
+}
+
+/** The node id leading `topic`'s partition, asked of the cluster (kafkajs: librdkafka's admin does not say). */
+async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
+  const admin = new kafkajs.Kafka({ brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
+    if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
+    return leader;
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * `amendsctl chaos [--duration S] [--seed N] [--json]` (issue 17): a seeded chaos run on a
+ * private stack of its own, ending in the verifier. The run is src/chaos/chaos-run.ts; this
+ * file is the command: flags, progress lines, Ctrl-C, the report and the exit code.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../chaos/chaos-report.js';
+import { runChaos } from '../../chaos/chaos-run.js';
+import { operationalError, usageError } from '../../domain/amends-error.js';
+import { defineCommand } from '../command.js';
+import { exitCodes } from '../exit.js';
+
+const defaults = {
+  duration: 60,
+  outageBudgetS: 30,
+  rate: 40,
+  brokerPort: 39092,
+  pgPort: 35432,
+  drainBudgetS: 180,
+};
+
+export const chaosCommand = defineCommand({
+  name: 'chaos',
+  summary: 'seeded faults against a private 3-broker cluster and database, ending in the verifier',
+  help: `chaos [--duration ${defaults.duration}] [--seed N] [--json]
+
+  Starts a private 3-broker KRaft cluster and a PostgreSQL of its own under .stack/chaos
+  (brokers on ${defaults.brokerPort}, ${defaults.brokerPort + 100}, ${defaults.brokerPort + 200}; database on ${defaults.pgPort}: a user's stack is never touched),
+  creates a replicated source and output topic (RF 3, min.insync.replicas 2), and runs two
+  workers, a relay and a view under a supervisor that restarts whatever exits. For the
+  duration it loads seeded ledger traffic (posts, corrections, cancels, redeliveries, stale
+  revisions, garbage) with source-load and injects a seeded fault every few seconds:
+  SIGKILL or SIGSTOP of a process, SIGKILL of a source partition's leader broker (restarted
+  after a few seconds), PostgreSQL crashed and restarted, PostgreSQL away past one
+  operation's 20 s budget but within the outage budget, worker-a's database connections cut,
+  the reply to one of its COMMITs dropped. Then it heals everything, drains, stops the
+  processes, runs amendsctl verify and stops the stack.
+
+  The same seed plans the same faults and the same load (what the machine does in between
+  differs). Report: artifacts/chaos/<run-id>/report.json and report.md, with every process's
+  log. Exit 0 only on PASS: the verifier passed and no process exited without a fault that
+  kills it; 3 FAIL, 4 INCOMPLETE (not drained), 1 when the run could not finish.
+
+  Flags
+    --duration S         seconds of load and faults (default ${defaults.duration}; npm run chaos: 600)
+    --seed N             the faults' and the load's seed (default: random, printed)
+    --outage-budget-s S  the processes' outage budget (default ${defaults.outageBudgetS})
+    --rate N             records per second loaded (default ${defaults.rate})
+    --broker-port P      the first broker's port; the others at +100, +200 (default ${defaults.brokerPort})
+    --pg-port P          the database's port (default ${defaults.pgPort})
+    --drain-budget-s S   how long the chain may take to drain after the faults (default ${defaults.drainBudgetS})
+    --json               print the report as one JSON document on stdout
+
+  Example
+    $ amendsctl chaos --duration 60 --seed 7`,
+  flags: {
+    duration: { type: 'number', default: defaults.duration },
+    seed: { type: 'number' },
+    outageBudgetS: { type: 'number', default: defaults.outageBudgetS },
+    rate: { type: 'number', default: defaults.rate },
+    brokerPort: { type: 'number', default: defaults.brokerPort },
+    pgPort: { type: 'number', default: defaults.pgPort },
+    drainBudgetS: { type: 'number', default: defaults.drainBudgetS },
+    json: { type: 'boolean', default: false },
+  },
+  async run(cli, io) {
+    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    const f = cli.flags;
+    const whole = (name: string, value: number | undefined, min: number, max: number) => {
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < min || value > max)) {
+        throw usageError(`--${name} must be an integer in [${min}, ${max}], got ${value}`);
+      }
+    };
+    whole('duration', f.duration, 10, 86_400);
+    whole('seed', f.seed, 0, 2 ** 31 - 1);
+    whole('outage-budget-s', f.outageBudgetS, 1, 3_600);
+    whole('rate', f.rate, 1, 10_000);
+    whole('broker-port', f.brokerPort, 1024, 65_000);
+    whole('pg-port', f.pgPort, 1024, 65_000);
+    whole('drain-budget-s', f.drainBudgetS, 10, 3_600);
+    const seed = f.seed ?? randomInt(0, 2 ** 31 - 1);
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase();
+    const runId = `${stamp}-${randomBytes(2).toString('hex')}`;
+    const runDir = resolve('artifacts', 'chaos', runId);
+    mkdirSync(runDir, { recursive: true });
+    const note = (line: string) => io.stderr.write(`chaos: ${line}\n`);
+    note(`run ${runId}, seed ${seed}: evidence in ${relative(process.cwd(), runDir)}`);
+    const report: ChaosReport = {
+      run_id: runId,
+      seed,
+      duration_s: f.duration,
+      outage_budget_s: f.outageBudgetS,
+      records_per_second: f.rate,
+      started_at: new Date().toISOString(),
+      finished_at: '',
+      verdict: 'ERROR',
+      reasons: [],
+      replay: `amendsctl chaos --duration ${f.duration} --seed ${seed}`,
+      stack: null,
+      faults: [],
+      load: [],
+      load_summary: null,
+      supervisor: new Map(),
+      unexpected_exits: [],
+      drain_s: null,
+      verify: null,
+    };
+    const abort = new AbortController();
+    const onInterrupt = () =>
+      abort.abort(operationalError('interrupted: healing, then stopping every process and the stack'));
+    process.on('SIGINT', onInterrupt);
+    process.on('SIGTERM', onInterrupt);
+    try {
+      await runChaos(
+        {
+          runId,
+          runDir,
+          seed,
+          durationS: f.duration,
+          outageBudgetS: f.outageBudgetS,
+          recordsPerSecond: f.rate,
+          brokerPort: f.brokerPort,
+          pgPort: f.pgPort,
+          drainBudgetS: f.drainBudgetS,
+          note,
+          signal: abort.signal,
+        },
+        report,
+      );
+    } catch (error) {
+      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : (error as Error).message.split('\n', 1)[0];
+    } finally {
+      process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onInterrupt);
+    }
+    report.finished_at = new Date().toISOString();
+    Object.assign(report, judge(report));
+    writeChaosReport(runDir, report);
+    if (f.json) io.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
+    else io.stdout.write(summary(report, runDir));
+    return {
+      PASS: exitCodes.ok,
+      FAIL: exitCodes.verifyFail,
+      INCOMPLETE: exitCodes.verifyIncomplete,
+      ERROR: exitCodes.failure,
+    }[report.verdict];
+  },
+});
+
+function summary(report: ChaosReport, runDir: string): string {
+  const injected = report.faults.filter((x) => x.injected_s !== null);
+  const kinds = new Set(injected.map((x) => x.kind));
+  const counts = (report.verify?.counts ?? {}) as Record<string, unknown>;
+  return [
+    `chaos ${report.run_id} (seed ${report.seed}): ${report.verdict}`,
+    `  ${injected.length} faults of ${kinds.size} kinds (${[...kinds].join(', ')})`,
+    `  restarts: ${[...report.supervisor].map(([n, r]) => `${n} ${r.starts - 1}`).join(', ')}; unexpected exits: ${report.unexpected_exits.length}`,
+    `  verify: ${Object.entries(counts)
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join(', ')}`,
+    ...report.reasons.map((r) => `  reason: ${r}`),
+    `  replay: ${report.replay}`,
+    `  report: ${relative(process.cwd(), join(runDir, 'report.md'))} and report.json`,
+    '',
+  ].join('\n');
+}
