@@ -27,6 +27,9 @@ const outageMessages = new RegExp(
     // no error (kafka-admin.ts `listedOffset`), or UNKNOWN_LEADER_EPOCH (75) / FENCED_LEADER_EPOCH (74).
     'leader not available|not leader|no leader answered|leader epoch',
     'replica not available|not enough in-sync replicas',
+    // ListOffsets with the partition's leader unknown (two of three brokers down, seen in a
+    // chaos run): librdkafka's admin fails the request with ERR__NOENT, -156.
+    'offsets? of topic .*Local: No such entry',
     'coordinator load in progress|coordinator not available|not coordinator',
   ].join('|'),
   'i',

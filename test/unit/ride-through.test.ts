@@ -57,6 +57,12 @@ describe('isOutageError', () => {
         listedOffset(listed(-1, { code: 75, message: 'Broker: Unknown leader epoch' }), 'read-committed-end'),
       ),
     ],
+    [
+      'offsets asked of a partition without a known leader (-156)',
+      operationalError(
+        'cannot list the read-committed-end offsets of topic ledger-out on brokers 127.0.0.1:27092: Local: No such entry (code -156)',
+      ),
+    ],
   ])('%s is an outage', (_, error) => {
     expect(isOutageError(error)).toBe(true);
   });

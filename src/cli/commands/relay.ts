@@ -95,7 +95,8 @@ export const relayCommand = defineCommand({
       const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
       const checkTopic = () =>
         withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
-      await checkTopic();
+      // Started while a broker or two are down (a supervisor's restart): ride that too.
+      if ((await rideThrough(ride, () => checkTopic().then(() => true))) === undefined) return 0;
       log.write('relay_started', {
         namespace,
         output_topic: binding.outputTopic,

@@ -95,7 +95,8 @@ export const viewCommand = defineCommand({
             'read-committed-end',
           );
         });
-      await checkTopic();
+      // Started while a broker or two are down (a supervisor's restart): ride that too.
+      if ((await rideThrough(ride, () => checkTopic().then(() => true))) === undefined) return 0;
       log.write('view_started', { namespace, output_topic: binding.outputTopic, incarnation: binding.incarnation });
       heartbeat = new HeartbeatWriter(
         db.pool,
