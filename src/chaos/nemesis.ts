@@ -41,12 +41,18 @@ export interface NemesisDeps {
   note: (line: string) => void;
 }
 
+const restartRetryMs = 3_000;
+/** A leader lookup during an election is asked again this often, this many times. */
+const leaderRetryMs = 500;
+const leaderAttempts = 20;
 /** How long a dropped COMMIT reply may wait for worker-a's next commit before it is given up. */
 const commitDropWaitMs = 15_000;
 
 export class Nemesis {
   readonly faults: FaultRecord[] = [];
   private brokerRestart: Promise<void> = Promise.resolve();
+  /** False after a killed broker failed to start again: no other broker is killed until it runs. */
+  private brokersWhole = true;
 
   constructor(private readonly d: NemesisDeps) {}
 
@@ -123,19 +129,39 @@ export class Nemesis {
   }
 
   private async killBroker(f: FaultRecord, mark: (what: 'injected' | 'healed') => void): Promise<void> {
+    // Two brokers down would be a fault the plan does not make (min.insync.replicas 2 of 3).
+    if (!this.brokersWhole) {
+      await this.d.stack.startBrokers();
+      this.brokersWhole = true;
+    }
     const partition = Number(f.target.replace('partition ', ''));
     const leader = await leaderOf(this.d.stack.brokerList, this.d.sourceTopic, partition);
     f.detail = `broker ${leader} (leader of source partition ${partition}) SIGKILLed, restarted after ${(f.hold_ms / 1000).toFixed(1)} s`;
     process.kill(this.d.stack.brokerPid(leader), 'SIGKILL');
     mark('injected');
     await sleep(f.hold_ms);
-    this.brokerRestart = this.d.stack.startBrokers().then(
-      () => mark('healed'),
+    this.brokersWhole = false;
+    this.brokerRestart = this.restartBrokers().then(
+      () => {
+        this.brokersWhole = true;
+        mark('healed');
+      },
       (error: unknown) => {
         f.error = `restart: ${(error as Error).message}`;
         this.d.note(`fault ${f.n} broker-kill: ${f.error}`);
       },
     );
+  }
+
+  /** Starts the killed broker, a second time after a pause if the first start fails. */
+  private async restartBrokers(): Promise<void> {
+    try {
+      await this.d.stack.startBrokers();
+    } catch (error) {
+      this.d.note(`broker restart failed, trying again: ${(error as Error).message}`);
+      await sleep(restartRetryMs);
+      await this.d.stack.startBrokers();
+    }
   }
 
   private async dropCommitReply(f: FaultRecord, mark: (what: 'injected' | 'healed') => void): Promise<void> {
@@ -159,15 +185,25 @@ export class Nemesis {
   }
 }
 
-/** The node id leading `topic`'s partition, asked of the cluster (kafkajs: librdkafka's admin does not say). */
+/**
+ * The node id leading `topic`'s partition, asked of the cluster (kafkajs: librdkafka's admin
+ * does not say); during a leader election (a broker just restarted) asked again.
+ */
 async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
   const admin = new kafkajs.Kafka({ brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-    const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
-    if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
-    return leader;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+        const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
+        if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
+        return leader;
+      } catch (error) {
+        if (attempt >= leaderAttempts) throw error;
+        await sleep(leaderRetryMs);
+      }
+    }
   } finally {
     await admin.disconnect();
   }

@@ -51,6 +51,15 @@ export class PrivateStack {
   /** Starts the cluster and the database; a port in use or a failed start is one line. */
   static async start(o: PrivateStackOptions): Promise<PrivateStack> {
     const ports = [...nodePorts(o.basePort).flatMap((p) => [p, p + 1, p + 2]), o.pgPort];
+    const ephemeral = ephemeralPorts();
+    const taken = ports.find((p) => p >= ephemeral[0] && p <= ephemeral[1]);
+    if (taken !== undefined) {
+      // Seen in a chaos run: a client's outgoing connection took a killed broker's port as its
+      // own local port, and the broker could not listen on it again.
+      throw operationalError(
+        `port ${taken} lies in this machine's ephemeral range ${ephemeral[0]}-${ephemeral[1]} (outgoing connections may take it while a broker is down): pick ports below ${ephemeral[0]}`,
+      );
+    }
     for (const port of ports) {
       if (!(await portFree(port))) {
         throw operationalError(
@@ -121,6 +130,17 @@ export class PrivateStack {
     if (run.code !== 0)
       throw operationalError(`stack.sh ${args.join(' ')} exited ${run.code}: ${lastLine(run.stderr)}`);
   }
+}
+
+/** The local ports the kernel hands to outgoing connections (Linux; the usual default elsewhere). */
+function ephemeralPorts(): [number, number] {
+  try {
+    const [lo, hi] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isSafeInteger(lo) && Number.isSafeInteger(hi)) return [lo as number, hi as number];
+  } catch {
+    // Not Linux: the IANA range.
+  }
+  return [49_152, 65_535];
 }
 
 function nodePorts(basePort: number): number[] {

@@ -2,7 +2,7 @@
  * The 3-broker suite's private cluster: src/chaos/private-stack.ts in a temporary stack
  * directory, on AMENDS_TEST_CLUSTER_PORT (default 29092: brokers on 29092, 29192, 29292) and
  * AMENDS_TEST_CLUSTER_PG_PORT (default 25432), so neither the shared local stack nor a chaos
- * run's (39092, 35432) is touched. `stop()` stops it and removes its directory.
+ * run's (27092, 27432) is touched. `stop()` stops it and removes its directory.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

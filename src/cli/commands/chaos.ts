@@ -16,8 +16,10 @@ const defaults = {
   duration: 60,
   outageBudgetS: 30,
   rate: 40,
-  brokerPort: 39092,
-  pgPort: 35432,
+  // Below the kernel's ephemeral range (32768-60999 on Linux), where a client's outgoing
+  // connection could take a killed broker's port (private-stack.ts).
+  brokerPort: 27092,
+  pgPort: 27432,
   drainBudgetS: 180,
 };
 
