@@ -12,7 +12,7 @@ import {
   kafkaErrorCodes,
   librdkafkaBaseConfig,
   viaCallback,
-} from '../io/kafka-connection.js';
+} from '../kafka/kafka-connection.js';
 
 export interface BulkProducerOptions {
   brokers: string;

@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { ledgerBacklog } from '../domain/ledger-traffic.js';
-import { defaultBrokers } from '../io/kafka-connection.js';
+import { defaultBrokers } from '../kafka/kafka-connection.js';
 import { profileAttempts } from './attempt-log-profile.js';
 import { measureBaseline } from './baseline-throughput.js';
 import { renderChart } from './bench-chart.js';

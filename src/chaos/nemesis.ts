@@ -15,9 +15,9 @@
  *                      (the commit happens; the worker cannot know): healed when it fires
  */
 import kafkajs from 'kafkajs';
-import type { PgFaultProxy } from '../io/pg-fault-proxy.js';
-import { bindStatementName } from '../io/pg-fault-proxy.js';
-import { sleep } from '../io/showcase-processes.js';
+import type { PgFaultProxy } from '../showcase/pg-fault-proxy.js';
+import { bindStatementName } from '../showcase/pg-fault-proxy.js';
+import { sleep } from '../showcase/showcase-processes.js';
 import { storeStatementNames } from '../store/postgres-state.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
 import type { PrivateStack } from './private-stack.js';

@@ -3,8 +3,9 @@
  * `--kafka-config FILE`. Reading them installs the process's Kafka client settings
  * (client-settings.ts) before the command creates any client.
  */
-import { resolveBrokers } from '../io/kafka-connection.js';
+
 import { installKafkaClientSettings, loadKafkaClientSettings } from '../kafka/client-settings.js';
+import { resolveBrokers } from '../kafka/kafka-connection.js';
 
 export const kafkaFlags = {
   brokers: { type: 'string' },

@@ -7,8 +7,8 @@ import { usageError } from '../domain/amends-error.js';
 import type { Manifest } from '../domain/config.js';
 import type { JsonLog } from '../io/json-log.js';
 import { registerNamespace } from '../io/namespace-registry.js';
-import { type OutputBinding, requireBinding } from '../io/output-binding.js';
 import { type Database, describeDatabaseError } from '../io/postgres.js';
+import { type OutputBinding, requireBinding } from '../transport/output-binding.js';
 
 const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
 

@@ -1,6 +1,6 @@
 /**
  * The plain data the dashboard shows (quality.md "Dashboard"): what every component reads,
- * and nothing else. No I/O, no clock: the feeds (src/io/dashboard-feed*.ts, the in-process
+ * and nothing else. No I/O, no clock: the feeds (src/tui/dashboard-feed*.ts, the in-process
  * inspection feed) fill it through the store, and the components only render it.
  */
 

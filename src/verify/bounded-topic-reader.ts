@@ -19,8 +19,8 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
 import { assertInvariant } from '../io/invariant.js';
-import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka-connection.js';
-import { bytesOf } from '../io/kafka-source-consumer.js';
+import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../kafka/kafka-connection.js';
+import { bytesOf } from '../kafka/kafka-source-consumer.js';
 
 export interface TopicRecord {
   partition: number;

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
+import { PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import { Prng } from '../simulation/prng.js';
 import { repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl } from '../support/endpoints.js';

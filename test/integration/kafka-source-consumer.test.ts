@@ -10,15 +10,15 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
-import type { FairPartitionBuffer } from '../../src/io/fair-partition-buffer.js';
-import { withKafkaAdmin } from '../../src/io/kafka-admin.js';
+import type { FairPartitionBuffer } from '../../src/kafka/fair-partition-buffer.js';
+import { withKafkaAdmin } from '../../src/kafka/kafka-admin.js';
 import {
   KafkaSourceConsumer,
   type KafkaSourceConsumerOptions,
   sourceConsumerConfig,
   sourceGroupId,
-} from '../../src/io/kafka-source-consumer.js';
-import { servesEveryPartition } from '../../src/io/safe-topic.js';
+} from '../../src/kafka/kafka-source-consumer.js';
+import { servesEveryPartition } from '../../src/kafka/safe-topic.js';
 import type { PartitionPosition, SourceRecord } from '../../src/machines/ports.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {

@@ -32,9 +32,9 @@ import {
   readOutputVersions,
 } from '../../src/io/export-queries.js';
 import { namespaceId, registerNamespace } from '../../src/io/namespace-registry.js';
-import { bindStatementName, PgFaultProxy } from '../../src/io/pg-fault-proxy.js';
 import { Database } from '../../src/io/postgres.js';
 import { StoreFailure } from '../../src/machines/ports.js';
+import { bindStatementName, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import {
   commitBatchSql,
   loadWindowSql,

@@ -11,7 +11,7 @@ import {
   type FaultAction,
   type FrontendMessage,
   PgFaultProxy,
-} from '../../src/io/pg-fault-proxy.js';
+} from '../../src/showcase/pg-fault-proxy.js';
 import { storeStatementNames } from '../../src/store/postgres-state.js';
 import { requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';

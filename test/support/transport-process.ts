@@ -18,7 +18,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
 import { collectLines, exportOutputLines } from '../../src/io/export-queries.js';
-import { exportViewLines } from '../../src/io/output-view.js';
+import { exportViewLines } from '../../src/transport/output-view.js';
 import { repoRoot, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';
 import { endOffsets, readPartition } from './kafka-test-tools.js';

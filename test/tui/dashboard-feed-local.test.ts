@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { createLocalFeed } from '../../src/io/dashboard-feed-local.js';
+import { createLocalFeed } from '../../src/tui/dashboard-feed-local.js';
 import type { DashboardStore } from '../../src/tui/dashboard-store.js';
 import type { LocalSummary } from '../../src/tui/worker-report.js';
 import { storeWithClock } from './fixtures.js';

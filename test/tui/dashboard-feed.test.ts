@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sampleFromInspection, viewLagOf } from '../../src/io/dashboard-feed.js';
 import type { StoreInspection } from '../../src/io/inspect-queries.js';
+import { sampleFromInspection, viewLagOf } from '../../src/tui/dashboard-feed.js';
 
 const inspection = {
   partitions: [

@@ -1,7 +1,7 @@
 /**
  * The dashboard on the real stack (quality.md "Dashboard"): a real `amends worker` process
  * on a fresh amends-test-* topic loaded by the real source-load, watched through the real
- * PostgreSQL/broker feed (src/io/dashboard-feed.ts) into the store and the ink components;
+ * PostgreSQL/broker feed (src/tui/dashboard-feed.ts) into the store and the ink components;
  * then `amends tui` and `amends worker --tui` themselves in a real terminal (tmux), quit
  * with `q` (the worker's JSON logs go to its log file, never onto the screen).
  *
@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { render } from 'ink-testing-library';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DashboardFeed } from '../../src/io/dashboard-feed.js';
 import { DashboardApp } from '../../src/tui/dashboard-app.js';
+import { DashboardFeed } from '../../src/tui/dashboard-feed.js';
 import { DashboardStore } from '../../src/tui/dashboard-store.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';

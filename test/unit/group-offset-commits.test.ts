@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CoalescedCommits } from '../../src/io/group-offset-commits.js';
+import { CoalescedCommits } from '../../src/kafka/group-offset-commits.js';
 
 /** A clock the test moves, and the commits sent so far. */
 function harness(intervalMs = 1_000) {

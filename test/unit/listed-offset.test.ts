@@ -1,12 +1,12 @@
 /**
- * One ListOffsets result → an offset (src/io/kafka-admin.ts `listedOffset`). librdkafka answers
+ * One ListOffsets result → an offset (src/kafka/kafka-admin.ts `listedOffset`). librdkafka answers
  * a leaderless partition with -1001 and no error (seen with a broker of the partition down,
  * issue 17): an outage, never an invariant violation.
  */
 import { describe, expect, it } from 'vitest';
 import { AmendsError } from '../../src/domain/amends-error.js';
 import { InvariantViolation } from '../../src/io/invariant.js';
-import { listedOffset } from '../../src/io/kafka-admin.js';
+import { listedOffset } from '../../src/kafka/kafka-admin.js';
 
 type Result = Parameters<typeof listedOffset>[0];
 const result = (offset: number, error?: unknown): Result =>

@@ -6,9 +6,9 @@
 import { describe, expect, test } from 'vitest';
 import { operationalError } from '../../src/domain/amends-error.js';
 import type { JsonLog } from '../../src/io/json-log.js';
-import { listedOffset } from '../../src/io/kafka-admin.js';
 import { isOutageError } from '../../src/io/outage-errors.js';
 import { retryOutages, rideThrough } from '../../src/io/ride-through.js';
+import { listedOffset } from '../../src/kafka/kafka-admin.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];

@@ -6,8 +6,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { JsonLog } from '../../src/io/json-log.js';
-import { parseFaultControlLine, withWorkerFaultHooks } from '../../src/io/worker-fault-hooks.js';
 import type { State } from '../../src/machines/ports.js';
+import { parseFaultControlLine, withWorkerFaultHooks } from '../../src/showcase/worker-fault-hooks.js';
 
 const state: State = {
   claim: async () => ({ epoch: 1, frontier: 0 }),

@@ -6,8 +6,8 @@
  */
 import { usageError } from '../../domain/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../io/export-queries.js';
-import { exportViewLines } from '../../io/output-view.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
+import { exportViewLines } from '../../transport/output-view.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';

@@ -11,14 +11,14 @@
 import { usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/inspect-queries.js';
-import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka-admin.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { adminRequestTimeoutMs, withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import {
   type ExpectedTopic,
   type ObservationTimeouts,
   observeTopicEnds,
   type TopicEndsObservation,
-} from '../../io/topic-ends-observation.js';
+} from '../../kafka/topic-ends-observation.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

@@ -11,9 +11,9 @@
 import { invalidInput, usageError } from '../../domain/amends-error.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
-import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { type RegisteredNamespace, readNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
+import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

@@ -12,11 +12,11 @@
  */
 import { invalidInput, usageError } from '../../domain/amends-error.js';
 import { validTopicName } from '../../domain/config.js';
-import { withKafkaAdmin } from '../../io/kafka-admin.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
-import { readBinding, recordBinding } from '../../io/output-binding.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
-import { checkSafeRetention, createSafeTopic } from '../../io/safe-topic.js';
+import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { checkSafeRetention, createSafeTopic } from '../../kafka/safe-topic.js';
+import { readBinding, recordBinding } from '../../transport/output-binding.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';

@@ -13,8 +13,8 @@
 import { usageError } from '../../domain/amends-error.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
-import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
+import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';

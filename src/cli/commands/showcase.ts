@@ -10,14 +10,14 @@ import { join, relative, resolve } from 'node:path';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { databaseUrlFrom } from '../../io/postgres.js';
+import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
+import { runShowcase, showcaseBatchSize } from '../../showcase/showcase-run.js';
+import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 // ink and react load only under --tui: every amendsctl command imports this module.
 import type { ShowcaseDashboard } from '../showcase-dashboard.js';
-import { type ShowcaseReport, writeShowcaseReport } from '../showcase-report.js';
-import { runShowcase, showcaseBatchSize } from '../showcase-run.js';
-import { ShowcaseTimeline } from '../showcase-timeline.js';
 
 /** The verdict stays on the live dashboard this long before the children are stopped. */
 const verdictShownMs = 3_000;

@@ -27,9 +27,9 @@ import {
   validTopicName,
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
-import { withKafkaAdmin } from '../../io/kafka-admin.js';
-import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/safe-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
+import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../kafka/safe-topic.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';

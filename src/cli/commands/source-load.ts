@@ -20,12 +20,12 @@
 import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { checkLiveSourceTopic } from '../../io/live-source-topic.js';
 import { registerNamespace } from '../../io/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { describeHolder, ProducerGuard } from '../../io/producer-guard.js';
-import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/record-size-limit.js';
-import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/source-producer.js';
+import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
+import { readRecordSizeLimit, refuseOversizedRecords } from '../../kafka/record-size-limit.js';
+import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../kafka/source-producer.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';

@@ -2,16 +2,16 @@
  * `amends tui --manifest M [--brokers B]`: the dashboard of a whole namespace
  * (quality.md "Dashboard"). Every process of the namespace is shown from PostgreSQL (its
  * heartbeat row and the inspection queries) and the broker's ends, polled by
- * src/io/dashboard-feed.ts into the store that the ink components read. Read-only, as
+ * src/tui/dashboard-feed.ts into the store that the ink components read. Read-only, as
  * `amendsctl inspect`: an unregistered namespace or an old schema is a one-line error
  * (read-only-namespace.ts). q or Ctrl-C exits 0.
  */
 import pg from 'pg';
 import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
-import { DashboardFeed } from '../../io/dashboard-feed.js';
-import { createLocalFeed, type LocalFeed } from '../../io/dashboard-feed-local.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/postgres.js';
+import { DashboardFeed } from '../../tui/dashboard-feed.js';
+import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
 // ink and react load only when a dashboard is drawn: every amends process imports this module,
 // and they cost about a second of start-up (the supervised restart of a worker waits for it).

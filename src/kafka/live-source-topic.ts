@@ -7,8 +7,8 @@
  * One observation, not a lock: a later recreation is caught by the next check.
  */
 import { operationalError } from '../domain/amends-error.js';
+import { retryOutages } from '../io/ride-through.js';
 import { withKafkaAdmin } from './kafka-admin.js';
-import { retryOutages } from './ride-through.js';
 import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
 
 /**

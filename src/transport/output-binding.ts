@@ -6,8 +6,8 @@
  * would silently mix two.
  */
 import { invalidInput, operationalError } from '../domain/amends-error.js';
-import type { KafkaAdmin } from './kafka-admin.js';
-import type { Queryable } from './postgres.js';
+import type { Queryable } from '../io/postgres.js';
+import type { KafkaAdmin } from '../kafka/kafka-admin.js';
 
 export interface OutputBinding {
   namespace: string;

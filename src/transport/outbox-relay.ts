@@ -23,15 +23,15 @@
  * record does.
  */
 import { operationalError } from '../domain/amends-error.js';
+import { assertInvariant } from '../io/invariant.js';
+import type { JsonLog } from '../io/json-log.js';
+import { namespaceId } from '../io/namespace-registry.js';
+import type { Queryable } from '../io/postgres.js';
+import { int8ToSafeInteger } from '../io/safe-integer.js';
+import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
 import { outboxChannel } from '../store/postgres-state.js';
-import { assertInvariant } from './invariant.js';
-import type { JsonLog } from './json-log.js';
-import { namespaceId } from './namespace-registry.js';
 import type { OutputBinding } from './output-binding.js';
-import type { Queryable } from './postgres.js';
 import type { RoleLock } from './role-lock.js';
-import { int8ToSafeInteger } from './safe-integer.js';
-import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer } from './source-producer.js';
 
 /** Rows per batch: bounded memory and one UPDATE per batch. */
 export const relayBatchRowsMax = 1_000;

@@ -29,10 +29,10 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
+import { untilAborted } from '../io/abortable.js';
+import { assertInvariant } from '../io/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../machines/ports.js';
-import { untilAborted } from './abortable.js';
 import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
-import { assertInvariant } from './invariant.js';
 import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
 
 /** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */

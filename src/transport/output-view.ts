@@ -19,12 +19,12 @@ import { AmendsError, operationalError } from '../domain/amends-error.js';
 import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../domain/config.js';
 import { outputEnvelopeSchema, outputRecordKey, viewLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import { assertInvariant } from './invariant.js';
-import { namespaceId } from './namespace-registry.js';
-import type { OutputRecord } from './output-consumer.js';
-import { withPooledClient } from './pooled-client.js';
-import type { Database, Queryable } from './postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
+import { assertInvariant } from '../io/invariant.js';
+import { namespaceId } from '../io/namespace-registry.js';
+import { withPooledClient } from '../io/pooled-client.js';
+import type { Database, Queryable } from '../io/postgres.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';
+import type { OutputRecord } from '../kafka/output-consumer.js';
 
 export interface ViewCounts {
   applied: number;

@@ -4,10 +4,10 @@
  * PostgreSQL when scraped, and whether this relay is the active one.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { Readiness } from './metrics-server.js';
+import type { Readiness } from '../io/metrics-server.js';
+import type { Queryable } from '../io/postgres.js';
+import { counterFromTotals } from '../io/total-counter.js';
 import { pendingOutboxCountSql, type RelayStats } from './outbox-relay.js';
-import type { Queryable } from './postgres.js';
-import { counterFromTotals } from './total-counter.js';
 
 /** An active relay cycles at least every second (its polling fallback); this late is not ready. */
 export const relayCycleBudgetMs = 20_000;

@@ -4,12 +4,12 @@
  * epoch each decision was written under, what the view ignored, and whether the whole
  * chain has drained (source ends, outbox, output ends). Read-only.
  */
-import { inspectStore } from './inspect-queries.js';
-import type { KafkaAdmin } from './kafka-admin.js';
-import { namespaceId } from './namespace-registry.js';
-import { readViewPartitions } from './output-view.js';
-import type { Queryable } from './postgres.js';
-import { int8ToSafeInteger } from './safe-integer.js';
+import { inspectStore } from '../io/inspect-queries.js';
+import { namespaceId } from '../io/namespace-registry.js';
+import type { Queryable } from '../io/postgres.js';
+import { int8ToSafeInteger } from '../io/safe-integer.js';
+import type { KafkaAdmin } from '../kafka/kafka-admin.js';
+import { readViewPartitions } from '../transport/output-view.js';
 
 export interface PartitionState {
   partition: number;

@@ -4,9 +4,9 @@
  * it keeps in PostgreSQL with its frontier, so they equal `inspect --json`.
  */
 import type { Registry } from 'prom-client';
-import type { Readiness } from './metrics-server.js';
+import type { Readiness } from '../io/metrics-server.js';
+import { counterFromTotals } from '../io/total-counter.js';
 import type { OutputView } from './output-view.js';
-import { counterFromTotals } from './total-counter.js';
 
 /** The view polls continuously (each poll waits under a second); this late is not ready. */
 export const viewPollBudgetMs = 20_000;

@@ -4,7 +4,7 @@
  * connection attempt waits unboundedly, and a one-line description of a client error.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { kafkaClientSettings } from '../kafka/client-settings.js';
+import { kafkaClientSettings } from './client-settings.js';
 
 export const defaultBrokers = '127.0.0.1:19092';
 

@@ -13,8 +13,8 @@
  * recreated between two observations is caught by the next one (worker.md §2).
  */
 import { operationalError } from '../domain/amends-error.js';
+import { untilAborted } from '../io/abortable.js';
 import type { PartitionBounds, SourceInvalidReason, SourceObservation, SourceObserver } from '../machines/ports.js';
-import { untilAborted } from './abortable.js';
 import { KafkaAdmin, type TopicDescription } from './kafka-admin.js';
 import { retentionConfigNames, TopicConfigReader } from './topic-config.js';
 

@@ -21,8 +21,9 @@
  * only a record larger than any before can push a share past its bytes (by at most one read:
  * what librdkafka had queued).
  */
+
+import { assertInvariant } from '../io/invariant.js';
 import type { SourceRecord } from '../machines/ports.js';
-import { assertInvariant } from './invariant.js';
 
 /**
  * Records read ahead over all assigned partitions (the largest --batch-size). Measured with one

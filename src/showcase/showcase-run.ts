@@ -26,11 +26,13 @@ import { operationalError } from '../domain/amends-error.js';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { fillerLines } from '../domain/filler-load.js';
-import { withKafkaAdmin } from '../io/kafka-admin.js';
-import { relayFaultExitAfterPublish } from '../io/outbox-relay.js';
-import { bindStatementName, PgFaultProxy } from '../io/pg-fault-proxy.js';
 import { Database } from '../io/postgres.js';
-import { ShowcaseProbe } from '../io/showcase-probe.js';
+import { kafkaClientSettings } from '../kafka/client-settings.js';
+import { withKafkaAdmin } from '../kafka/kafka-admin.js';
+import { storeStatementNames } from '../store/postgres-state.js';
+import { relayFaultExitAfterPublish } from '../transport/outbox-relay.js';
+import { bindStatementName, PgFaultProxy } from './pg-fault-proxy.js';
+import { ShowcaseProbe } from './showcase-probe.js';
 import {
   type ChildLogLine,
   type ChildReport,
@@ -40,11 +42,9 @@ import {
   type ShowcaseChild,
   ShowcaseProcesses,
   sleep,
-} from '../io/showcase-processes.js';
-import { faultControlVariable, pauseBeforeProcess } from '../io/worker-fault-hooks.js';
-import { kafkaClientSettings } from '../kafka/client-settings.js';
-import { storeStatementNames } from '../store/postgres-state.js';
+} from './showcase-processes.js';
 import type { ShowcaseTimeline } from './showcase-timeline.js';
+import { faultControlVariable, pauseBeforeProcess } from './worker-fault-hooks.js';
 
 /** Records per poll and transaction: many commits per stage, so faults meet a busy worker. */
 export const showcaseBatchSize = 50;

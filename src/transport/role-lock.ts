@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { operationalError } from '../domain/amends-error.js';
-import { connectDedicated, describeDatabaseError } from './postgres.js';
+import { connectDedicated, describeDatabaseError } from '../io/postgres.js';
 
 export type LockedRole = 'relay' | 'view';
 

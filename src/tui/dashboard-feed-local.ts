@@ -7,8 +7,8 @@
  */
 import type { InspectionEvent } from 'xstate';
 import { stateText } from '../machines/state-text.js';
-import type { DashboardStore } from '../tui/dashboard-store.js';
-import { type LocalSummary, reportFromSummary } from '../tui/worker-report.js';
+import type { DashboardStore } from './dashboard-store.js';
+import { type LocalSummary, reportFromSummary } from './worker-report.js';
 
 export const localFeedIntervalMs = 100;
 

@@ -7,11 +7,12 @@
  * A failed poll is shown as the feed's error line and retried at the next tick; the broker
  * part is optional, as in inspect: unreachable means `end` and `lag` are unknown.
  */
-import type { DashboardStore, StoreSample } from '../tui/dashboard-store.js';
-import { reportFromHeartbeat } from '../tui/worker-report.js';
-import { inspectStore, type StoreInspection } from './inspect-queries.js';
-import { KafkaAdmin } from './kafka-admin.js';
-import type { Queryable } from './postgres.js';
+
+import { inspectStore, type StoreInspection } from '../io/inspect-queries.js';
+import type { Queryable } from '../io/postgres.js';
+import { KafkaAdmin } from '../kafka/kafka-admin.js';
+import type { DashboardStore, StoreSample } from './dashboard-store.js';
+import { reportFromHeartbeat } from './worker-report.js';
 
 export const pollIntervalMs = 750;
 /** The recent decisions asked for: a few more than any terminal shows. */

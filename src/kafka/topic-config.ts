@@ -10,9 +10,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
-import { kafkaClientSettings } from '../kafka/client-settings.js';
-import { kafkajsSecurity } from '../kafka/kafkajs-security.js';
+import { kafkaClientSettings } from './client-settings.js';
 import { brokerReachAdvice } from './kafka-connection.js';
+import { kafkajsSecurity } from './kafkajs-security.js';
 
 /** Bounds for the kafkajs connection and each request. */
 const connectionTimeoutMs = 3_000;

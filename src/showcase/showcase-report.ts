@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildReport } from '../io/showcase-processes.js';
+import type { ChildReport } from './showcase-processes.js';
 import type { FaultRecord } from './showcase-timeline.js';
 
 export interface ShowcaseReport {
