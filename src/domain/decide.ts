@@ -14,6 +14,7 @@ import { compareCodePoints } from './canonical-json.js';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from './config.js';
 import type { Decision, Outcome } from './decision.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
+import { assertInvariant } from './invariant.js';
 import {
   type AuthorityEntry,
   type DayOutput,
@@ -321,9 +322,4 @@ function configuredKeys(config: NamespaceConfig): Map<string, StockKeyConfig> {
     keyIndexes.set(config, index);
   }
   return index;
-}
-
-/** An assertion that fires is a bug report, not a user error. */
-function assertInvariant(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new Error(`invariant violated: ${message}`);
 }

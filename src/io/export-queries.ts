@@ -10,9 +10,9 @@
 import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
+import { assertInvariant } from '../domain/invariant.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
 import type { OutboxRow } from '../verify/verify-comparison.js';
-import { assertInvariant } from './invariant.js';
 import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';

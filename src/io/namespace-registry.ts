@@ -6,7 +6,7 @@
  */
 import { invalidInput } from '../domain/amends-error.js';
 import { configDigest, type Manifest, type NamespaceConfig } from '../domain/config.js';
-import { assertInvariant } from './invariant.js';
+import { assertInvariant } from '../domain/invariant.js';
 import type { Queryable } from './postgres.js';
 
 export interface RegisteredNamespace {

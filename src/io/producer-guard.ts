@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from './invariant.js';
+import { assertInvariant } from '../domain/invariant.js';
 import { connectDedicated, describeDatabaseError, sessionLimits } from './postgres.js';
 
 export interface GuardHolder {

@@ -8,7 +8,7 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../io/invariant.js';
+import { assertInvariant } from '../domain/invariant.js';
 import {
   brokerReachAdvice,
   describeKafkaError,

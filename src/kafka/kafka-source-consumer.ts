@@ -29,8 +29,8 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
+import { assertInvariant } from '../domain/invariant.js';
 import { untilAborted } from '../io/abortable.js';
-import { assertInvariant } from '../io/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../machines/ports.js';
 import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';

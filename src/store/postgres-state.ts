@@ -35,6 +35,7 @@ import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
 import { outputRecordKey, outputRecordValue } from '../domain/export-lines.js';
+import { assertInvariant } from '../domain/invariant.js';
 import {
   batchNeeds,
   type DayRow,
@@ -47,7 +48,6 @@ import {
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
 import { untilAborted } from '../io/abortable.js';
-import { assertInvariant } from '../io/invariant.js';
 import { namespaceIdOf, namespaceIdSql } from '../io/namespace-registry.js';
 import type { Database } from '../io/postgres.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';

@@ -23,7 +23,7 @@
  * record does.
  */
 import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../io/invariant.js';
+import { assertInvariant } from '../domain/invariant.js';
 import type { JsonLog } from '../io/json-log.js';
 import { namespaceId } from '../io/namespace-registry.js';
 import type { Queryable } from '../io/postgres.js';

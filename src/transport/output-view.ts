@@ -18,8 +18,8 @@
 import { AmendsError, operationalError } from '../domain/amends-error.js';
 import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../domain/config.js';
 import { outputEnvelopeSchema, outputRecordKey, viewLine } from '../domain/export-lines.js';
+import { assertInvariant } from '../domain/invariant.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import { assertInvariant } from '../io/invariant.js';
 import { namespaceId } from '../io/namespace-registry.js';
 import { withPooledClient } from '../io/pooled-client.js';
 import type { Database, Queryable } from '../io/postgres.js';

@@ -18,7 +18,7 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../io/invariant.js';
+import { assertInvariant } from '../domain/invariant.js';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../kafka/kafka-connection.js';
 import { bytesOf } from '../kafka/kafka-source-consumer.js';
 

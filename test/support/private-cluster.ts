@@ -1,5 +1,5 @@
 /**
- * The 3-broker suite's private cluster: src/chaos/private-stack.ts in a temporary stack
+ * The 3-broker suite's private cluster: src/showcase/private-stack.ts in a temporary stack
  * directory, on AMENDS_TEST_CLUSTER_PORT (default 29092: brokers on 29092, 29192, 29292) and
  * AMENDS_TEST_CLUSTER_PG_PORT (default 25432), so neither the shared local stack nor a chaos
  * run's (27092, 27432) is touched. `stop()` stops it and removes its directory.
@@ -7,9 +7,9 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PrivateStack } from '../../src/chaos/private-stack.js';
+import { PrivateStack } from '../../src/showcase/private-stack.js';
 
-export { clusterStartBudgetMs } from '../../src/chaos/private-stack.js';
+export { clusterStartBudgetMs } from '../../src/showcase/private-stack.js';
 
 export interface PrivateCluster {
   /** host:port,… of the plaintext listeners. */

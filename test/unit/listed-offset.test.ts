@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AmendsError } from '../../src/domain/amends-error.js';
-import { InvariantViolation } from '../../src/io/invariant.js';
+import { InvariantViolation } from '../../src/domain/invariant.js';
 import { listedOffset } from '../../src/kafka/kafka-admin.js';
 
 type Result = Parameters<typeof listedOffset>[0];

@@ -1,11 +1,11 @@
 /**
- * The chaos run's fault plan (src/chaos/nemesis-plan.ts): replayable by seed, and every plan
+ * The chaos run's fault plan (src/showcase/nemesis-plan.ts): replayable by seed, and every plan
  * of a 60 s run holds what issue 17 asks of one: at least six faults of at least four kinds,
  * a broker and a database fault among them, every hold within the outage budget, the
  * database away past one operation's budget, broker faults far enough apart to restart.
  */
 import { describe, expect, it } from 'vitest';
-import { faultKinds, type NemesisLimits, planFaults } from '../../src/chaos/nemesis-plan.js';
+import { faultKinds, type NemesisLimits, planFaults } from '../../src/showcase/nemesis-plan.js';
 
 const limits: NemesisLimits = { durationMs: 60_000, outageBudgetMs: 30_000, operationBudgetMs: 20_000, partitions: 2 };
 

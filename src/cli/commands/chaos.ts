@@ -1,14 +1,14 @@
 /**
  * `amendsctl chaos [--duration S] [--seed N] [--json]` (issue 17): a seeded chaos run on a
- * private stack of its own, ending in the verifier. The run is src/chaos/chaos-run.ts; this
+ * private stack of its own, ending in the verifier. The run is src/showcase/chaos-run.ts; this
  * file is the command: flags, progress lines, Ctrl-C, the report and the exit code.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../chaos/chaos-report.js';
-import { runChaos } from '../../chaos/chaos-run.js';
 import { operationalError, usageError } from '../../domain/amends-error.js';
+import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
+import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 

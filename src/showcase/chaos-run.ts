@@ -1,7 +1,7 @@
 /**
  * `amendsctl chaos` (issue 17): a private 3-broker cluster and PostgreSQL of its own
  * (private-stack.ts, under .stack/chaos), two workers, a relay and a view under a supervisor
- * (supervisor.ts), a seeded load (chaos-load.ts) and a seeded nemesis (nemesis.ts) for the
+ * (chaos-supervisor.ts), a seeded load (chaos-load.ts) and a seeded nemesis (nemesis.ts) for the
  * run's duration; then every fault healed, the chain drained, the processes stopped and
  * `amendsctl verify` run. Its verdict is the run's, except that an exit nobody caused (a
  * process that gave up within the outage budget) makes it FAIL.
@@ -14,14 +14,14 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { operationalError } from '../domain/amends-error.js';
 import type { Manifest } from '../domain/config.js';
-import { PgFaultProxy } from '../showcase/pg-fault-proxy.js';
-import { packageRoot, runAmendsctl, ShowcaseProcesses, sleep } from '../showcase/showcase-processes.js';
 import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
+import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';
 import { Nemesis } from './nemesis.js';
 import { type ChaosProcess, planFaults } from './nemesis-plan.js';
+import { PgFaultProxy } from './pg-fault-proxy.js';
 import { PrivateStack } from './private-stack.js';
-import { type ProcessSpec, Supervisor } from './supervisor.js';
+import { packageRoot, runAmendsctl, ShowcaseProcesses, sleep } from './showcase-processes.js';
 
 export interface ChaosOptions {
   runId: string;

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { operationalError } from '../domain/amends-error.js';
-import { packageRoot } from '../showcase/showcase-processes.js';
+import { packageRoot } from './showcase-processes.js';
 
 export const brokerCount = 3;
 const nodePortStep = 100;

@@ -6,9 +6,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadChunk } from './chaos-load.js';
+import type { ProcessExit, ProcessRecord } from './chaos-supervisor.js';
 import type { FaultRecord } from './nemesis.js';
 import type { ChaosProcess } from './nemesis-plan.js';
-import type { ProcessExit, ProcessRecord } from './supervisor.js';
 
 export type ChaosVerdict = 'PASS' | 'FAIL' | 'INCOMPLETE' | 'ERROR';
 

@@ -5,8 +5,9 @@
  * it, the run's own stop, or nothing, which makes it unexpected (a process that gave up
  * within the outage budget, or crashed).
  */
-import { type ShowcaseChild, type ShowcaseProcesses, sleep } from '../showcase/showcase-processes.js';
+
 import type { ChaosProcess } from './nemesis-plan.js';
+import { type ShowcaseChild, type ShowcaseProcesses, sleep } from './showcase-processes.js';
 
 const restartDelayMs = 500;
 

@@ -15,13 +15,13 @@
  *                      (the commit happens; the worker cannot know): healed when it fires
  */
 import kafkajs from 'kafkajs';
-import type { PgFaultProxy } from '../showcase/pg-fault-proxy.js';
-import { bindStatementName } from '../showcase/pg-fault-proxy.js';
-import { sleep } from '../showcase/showcase-processes.js';
 import { storeStatementNames } from '../store/postgres-state.js';
+import type { Supervisor } from './chaos-supervisor.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
+import type { PgFaultProxy } from './pg-fault-proxy.js';
+import { bindStatementName } from './pg-fault-proxy.js';
 import type { PrivateStack } from './private-stack.js';
-import type { Supervisor } from './supervisor.js';
+import { sleep } from './showcase-processes.js';
 
 export interface FaultRecord extends PlannedFault {
   /** Seconds from the start of the load; null when it was not injected. */

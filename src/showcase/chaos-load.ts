@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
-import { runAmendsctl, sleep } from '../showcase/showcase-processes.js';
+import { runAmendsctl, sleep } from './showcase-processes.js';
 
 export interface LoadOptions {
   manifest: Manifest;
