@@ -26,6 +26,9 @@ const outageMessages = new RegExp(
     // A partition between leaders (a broker died or restarts): ListOffsets answers -1001 with
     // no error (kafka-admin.ts `listedOffset`), or UNKNOWN_LEADER_EPOCH (75) / FENCED_LEADER_EPOCH (74).
     'leader not available|not leader|no leader answered|leader epoch',
+    // OFFSET_NOT_AVAILABLE (78) just after a leader election: the new leader's high watermark
+    // has not caught up yet (seen in a chaos run, from the view's ListOffsets).
+    'high watermark is not caught up',
     'replica not available|not enough in-sync replicas',
     // ListOffsets with the partition's leader unknown (two of three brokers down, seen in a
     // chaos run): librdkafka's admin fails the request with ERR__NOENT, -156.

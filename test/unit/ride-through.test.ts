@@ -58,6 +58,15 @@ describe('isOutageError', () => {
       ),
     ],
     [
+      'a new leader whose high watermark has not caught up (OFFSET_NOT_AVAILABLE)',
+      thrownBy(() =>
+        listedOffset(
+          listed(-1, { code: 78, message: 'Broker: Leader high watermark is not caught up' }),
+          'read-committed-end',
+        ),
+      ),
+    ],
+    [
       'offsets asked of a partition without a known leader (-156)',
       operationalError(
         'cannot list the read-committed-end offsets of topic ledger-out on brokers 127.0.0.1:27092: Local: No such entry (code -156)',
