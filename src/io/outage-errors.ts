@@ -29,6 +29,10 @@ const outageMessages = new RegExp(
     // OFFSET_NOT_AVAILABLE (78) just after a leader election: the new leader's high watermark
     // has not caught up yet (seen in a chaos run, from the view's ListOffsets).
     'high watermark is not caught up',
+    // kafkajs's words for the same (its admin reads topic configurations): LEADER_NOT_AVAILABLE,
+    // NOT_LEADER_OR_FOLLOWER and NETWORK_EXCEPTION while a broker dies or a leader is elected.
+    'no leader for this topic-partition|not the leader for that topic-partition',
+    'server disconnected before a response was received',
     'replica not available|not enough in-sync replicas',
     // ListOffsets with the partition's leader unknown (two of three brokers down, seen in a
     // chaos run): librdkafka's admin fails the request with ERR__NOENT, -156.

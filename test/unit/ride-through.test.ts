@@ -67,6 +67,13 @@ describe('isOutageError', () => {
       ),
     ],
     [
+      "kafkajs's leader election (LEADER_NOT_AVAILABLE)",
+      operationalError(
+        'cannot read the configuration of topic ledger: There is no leader for this topic-partition as we are in the middle of a leadership election',
+      ),
+    ],
+    ["kafkajs's dying broker (NETWORK_EXCEPTION)", new Error('The server disconnected before a response was received')],
+    [
       'offsets asked of a partition without a known leader (-156)',
       operationalError(
         'cannot list the read-committed-end offsets of topic ledger-out on brokers 127.0.0.1:27092: Local: No such entry (code -156)',
