@@ -14,13 +14,12 @@
  *   commit-reply-drop  the reply to worker-a's next batch COMMIT swallowed on the wire
  *                      (the commit happens; the worker cannot know): healed when it fires
  */
-import kafkajs from 'kafkajs';
 import { storeStatementNames } from '../store/postgres-state.js';
 import type { Supervisor } from './chaos-supervisor.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import { bindStatementName } from './pg-fault-proxy.js';
-import type { PrivateStack } from './private-stack.js';
+import { leaderOf, type PrivateStack } from './private-stack.js';
 import { sleep } from './showcase-processes.js';
 
 export interface FaultRecord extends PlannedFault {
@@ -42,9 +41,6 @@ export interface NemesisDeps {
 }
 
 const restartRetryMs = 3_000;
-/** A leader lookup during an election is asked again this often, this many times. */
-const leaderRetryMs = 500;
-const leaderAttempts = 20;
 /** How long a dropped COMMIT reply may wait for worker-a's next commit before it is given up. */
 const commitDropWaitMs = 15_000;
 
@@ -182,29 +178,5 @@ export class Nemesis {
     // The next faults do not wait for a commit that may not come (worker-a paused, say);
     // it stays armed and is marked healed whenever it fires.
     await Promise.race([done, sleep(commitDropWaitMs)]);
-  }
-}
-
-/**
- * The node id leading `topic`'s partition, asked of the cluster (kafkajs: librdkafka's admin
- * does not say); during a leader election (a broker just restarted) asked again.
- */
-async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
-  const admin = new kafkajs.Kafka({ brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-        const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
-        if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
-        return leader;
-      } catch (error) {
-        if (attempt >= leaderAttempts) throw error;
-        await sleep(leaderRetryMs);
-      }
-    }
-  } finally {
-    await admin.disconnect();
   }
 }

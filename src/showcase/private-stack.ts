@@ -13,6 +13,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import kafkajs from 'kafkajs';
 import { operationalError } from '../domain/amends-error.js';
 import { packageRoot } from './showcase-processes.js';
 
@@ -162,4 +164,32 @@ function portFree(port: number): Promise<boolean> {
     socket.once('error', () => done(true));
     socket.connect(port, '127.0.0.1', () => done(false));
   });
+}
+
+/** A leader lookup during an election is asked again this often, this many times. */
+const leaderRetryMs = 500;
+const leaderAttempts = 20;
+
+/**
+ * The node id leading `topic`'s partition, asked of the cluster (kafkajs: librdkafka's admin
+ * does not say); during a leader election (a broker just restarted) asked again.
+ */
+export async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
+  const admin = new kafkajs.Kafka({ brokers, logLevel: kafkajs.logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+        const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
+        if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
+        return leader;
+      } catch (error) {
+        if (attempt >= leaderAttempts) throw error;
+        await sleep(leaderRetryMs);
+      }
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }

@@ -28,7 +28,7 @@ import type { JsonLog } from '../io/json-log.js';
 import { namespaceId } from '../io/namespace-registry.js';
 import type { Queryable } from '../io/postgres.js';
 import { int8ToSafeInteger } from '../io/safe-integer.js';
-import { type Delivery, PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
+import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
 import { outboxChannel } from '../store/postgres-state.js';
 import type { OutputBinding } from './output-binding.js';
 import type { RoleLock } from './role-lock.js';
@@ -223,14 +223,12 @@ export class OutboxRelay {
     // stays in outbox order, and the view ignores the identical later copies.
     const blocked = new Set<number>();
     const through = new Map<number, number>();
-    const delivered: Delivery[] = [];
     let marked = 0;
     let failed = rows.length - queued.length;
     queued.forEach((q, i) => {
       const report = reports[i];
       if (report?.status === 'fulfilled' && !blocked.has(q.row.partition)) {
         through.set(q.row.partition, q.row.id);
-        delivered.push(report.value);
         marked += 1;
         return;
       }

@@ -13,6 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leaderOf } from '../../src/showcase/private-stack.js';
 import { Prng } from '../simulation/prng.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testName } from '../support/endpoints.js';
@@ -70,14 +71,6 @@ async function withClusterAdmin<T>(brokers: string[], use: (admin: kafkajs.Admin
 
 function listTopics(brokers: string[]): Promise<string[]> {
   return withClusterAdmin(brokers, (admin) => admin.listTopics());
-}
-
-/** The node id leading `topic`'s partition. */
-async function leaderOf(brokers: string[], topic: string, partition: number): Promise<number> {
-  const metadata = await withClusterAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [topic] }));
-  const leader = metadata.topics[0]?.partitions.find((p) => p.partitionId === partition)?.leader;
-  if (leader === undefined || leader < 1) throw new Error(`${topic}[${partition}] has no leader`);
-  return leader;
 }
 
 /** The high watermark of each partition, ascending (read_committed ends: the relay writes no transactions). */
