@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { namespaceId, registerNamespace } from '../dist/io/namespace-registry.js';
+import { namespaceId, registerNamespace } from '../dist/store/namespace-registry.js';
 /**
  * Micro-benchmark of the PostgreSQL store alone (src/store/postgres-state.ts), run by hand,
  * not by npm test: decides N records of one partition through PostgresState.process at
@@ -11,7 +11,7 @@ import { namespaceId, registerNamespace } from '../dist/io/namespace-registry.js
  * The input is a plausible ledger: mostly new posts on the latest day, with corrections,
  * redeliveries, cancels and some garbage.
  */
-import { Database } from '../dist/io/postgres.js';
+import { Database } from '../dist/store/postgres.js';
 import { PostgresState } from '../dist/store/postgres-state.js';
 
 const url =

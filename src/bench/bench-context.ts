@@ -11,8 +11,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
-import { withPooledClient } from '../io/pooled-client.js';
 import { applyMigrations } from '../store/migrations.js';
+import { withPooledClient } from '../store/pooled-client.js';
 import { BenchProcess } from './bench-process.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -11,7 +11,7 @@
  *   partitions under the survivor (a new epoch owned by the other worker's id), which needs
  *   the session timeout (6 s) to expire first.
  */
-import { namespaceId } from '../io/namespace-registry.js';
+import { namespaceId } from '../store/namespace-registry.js';
 import { type BenchContext, sleep } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import type { LiveChain } from './live-chain.js';

@@ -5,7 +5,7 @@
  * The per-record tables are read by the namespace's id (migration 0006), the others by its text.
  */
 import type pg from 'pg';
-import { namespaceId } from '../io/namespace-registry.js';
+import { namespaceId } from '../store/namespace-registry.js';
 
 export interface PartitionState {
   partition: number;

@@ -2,7 +2,7 @@
  * The one place where failures become exit codes (cli.md): 0 success, 1 operational
  * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
  */
-import { AmendsError } from '../domain/amends-error.js';
+import { AmendsError } from '../kernel/amends-error.js';
 import type { Verdict } from '../verify/verify-document.js';
 
 export const exitCodes = { ok: 0, failure: 1, usage: 2, verifyFail: 3, verifyIncomplete: 4 } as const;

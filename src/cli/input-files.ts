@@ -4,9 +4,9 @@
  * The path `-` is standard input (as for cat and kcat), readable once per process.
  */
 import { readFile } from 'node:fs/promises';
-import { invalidInput, usageError } from '../domain/amends-error.js';
 import { type Manifest, parseManifest } from '../domain/config.js';
 import { decodeUtf8 } from '../domain/strict-json.js';
+import { invalidInput, usageError } from '../kernel/amends-error.js';
 
 export const standardInputPath = '-';
 let standardInputRead = false;

@@ -1,6 +1,7 @@
 /** A `--namespace` flag value: the namespace rule of domain.md §1, or a usage error (exit 2). */
-import { usageError } from '../domain/amends-error.js';
+
 import { validNamespace } from '../domain/config.js';
+import { usageError } from '../kernel/amends-error.js';
 
 export function namespaceFlag(value: string | undefined): string {
   if (value === undefined || value === '') throw usageError('--namespace is required');

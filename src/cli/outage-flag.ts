@@ -3,7 +3,7 @@
  * through a database or broker outage before they exit 1. Whole seconds; 0 keeps the old
  * behaviour of exiting at the first failure.
  */
-import { usageError } from '../domain/amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 import { defaultOutageBudgetMs } from '../machines/limits.js';
 
 /** The flag as worker, relay and view declare it (meow). */

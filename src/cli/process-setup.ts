@@ -3,11 +3,12 @@
  * work: name itself, stop on SIGINT/SIGTERM, and (relay, view) find its output binding.
  */
 import { hostname } from 'node:os';
-import { usageError } from '../domain/amends-error.js';
 import type { Manifest } from '../domain/config.js';
-import type { JsonLog } from '../io/json-log.js';
-import { registerNamespace } from '../io/namespace-registry.js';
-import { type Database, describeDatabaseError } from '../io/postgres.js';
+import { usageError } from '../kernel/amends-error.js';
+import type { JsonLog } from '../process/json-log.js';
+import { type RideOptions, rideThrough } from '../process/ride-through.js';
+import { registerNamespace } from '../store/namespace-registry.js';
+import { type Database, describeDatabaseError } from '../store/postgres.js';
 import { type OutputBinding, requireBinding } from '../transport/output-binding.js';
 
 const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
@@ -39,8 +40,40 @@ export function stopOnSignals(log: JsonLog): { signal: AbortSignal; detach(): vo
   };
 }
 
+/**
+ * Registers the namespace (worker.md §1), riding a database outage within the budget: a
+ * supervisor restarts a process while the database is still away, or its connections are cut
+ * between the open and this step. Resolves false on a stop while it waits.
+ */
+export async function registerRiding(
+  ride: RideOptions,
+  db: Database,
+  manifest: Manifest,
+  databaseUrl: string,
+): Promise<boolean> {
+  const register = () =>
+    registerNamespace(db.pool, manifest).then(
+      () => true,
+      (error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
+      },
+    );
+  return (await rideThrough(ride, register)) === true;
+}
+
+/** The output binding (after registering), ridden like `registerRiding`; undefined on a stop. */
+export function registeredBindingRiding(
+  ride: RideOptions,
+  db: Database,
+  manifest: Manifest,
+  manifestPath: string,
+  databaseUrl: string,
+): Promise<OutputBinding | undefined> {
+  return rideThrough(ride, () => registeredBinding(db, manifest, manifestPath, databaseUrl));
+}
+
 /** Registers the namespace (worker.md §1) and returns its output binding, or one line saying what to do. */
-export async function registeredBinding(
+async function registeredBinding(
   db: Database,
   manifest: Manifest,
   manifestPath: string,

@@ -4,10 +4,11 @@
  * an inspect with a mistyped manifest would otherwise register a namespace (or migrate a
  * database) that nobody asked for, and every later command would then accept it.
  */
-import { invalidInput } from '../domain/amends-error.js';
+
 import type { Manifest } from '../domain/config.js';
-import { readRegisteredNamespace } from '../io/namespace-registry.js';
-import { Database, databaseTarget, describeDatabaseError } from '../io/postgres.js';
+import { invalidInput } from '../kernel/amends-error.js';
+import { readRegisteredNamespace } from '../store/namespace-registry.js';
+import { Database, databaseTarget, describeDatabaseError } from '../store/postgres.js';
 
 /** The open database, once the manifest's namespace is known there with this manifest. */
 export async function openRegisteredNamespace(

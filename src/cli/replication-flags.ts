@@ -11,7 +11,7 @@
  * or 2 the floor is 1, so one broker down does not stop a topic that has no replica to
  * spare. A floor above the replication factor would refuse every write, so it is refused.
  */
-import { usageError } from '../domain/amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 
 export const replicationFactorMax = 32;
 

@@ -4,7 +4,7 @@
  * members are errors, nothing is defaulted silently except what the spec defaults.
  */
 import { createHash } from 'node:crypto';
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
 import { isCalendarDate, isTextField } from './text-rules.js';
 

@@ -10,11 +10,12 @@
  * The oracles (src/verify/fast-oracle.ts, test/support/reference-oracle.ts) recompute the
  * same results independently.
  */
+
+import { assertInvariant } from '../kernel/invariant.js';
 import { compareCodePoints } from './canonical-json.js';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from './config.js';
 import type { Decision, Outcome } from './decision.js';
 import { decodeEnvelope, type Envelope } from './envelope.js';
-import { assertInvariant } from './invariant.js';
 import {
   type AuthorityEntry,
   type DayOutput,

@@ -15,7 +15,7 @@
  * rejected. Whitespace, member order and escapes are normalised the same way.
  */
 
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
 import type { NamespaceConfig } from './config.js';
 import { splitInputLines } from './input-lines.js';

@@ -3,7 +3,7 @@
  * Lines end with "\n" (a trailing "\r" is JSON whitespace and is left to the parser);
  * a final newline is optional; every other empty or blank line is an error.
  */
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 
 export interface InputLine {
   /** 1-based, as an editor shows it. */

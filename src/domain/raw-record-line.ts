@@ -5,7 +5,7 @@
  * Base64 is strict standard base64 with padding: what Buffer would re-encode identically.
  */
 
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 import type { NamespaceConfig } from './config.js';
 import { describeJsonType, type JsonNode, parseStrictJsonText, plainInteger } from './strict-json.js';
 

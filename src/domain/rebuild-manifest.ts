@@ -4,7 +4,7 @@
  * per namespace follows from that name (consumer group `amends.<ns>.source`, frontiers,
  * epochs, decisions, outputs), so a new name is a new, empty processing state from offset 0.
  */
-import { usageError } from './amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 import { type Manifest, parseManifest } from './config.js';
 
 /** `namespace` must already satisfy the namespace rule (the whole manifest is checked again). */

@@ -5,7 +5,7 @@
  * digest was computed from the manifest at registration, so a match means this is that
  * configuration; jsonb's reordering of members does not change canonical JSON).
  */
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 import { configDigest, type Manifest, parseManifest } from './config.js';
 
 /** What the registry stores for a namespace (the namespaces table). */

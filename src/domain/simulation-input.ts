@@ -9,7 +9,7 @@
  * alone numbers each partition 0, 1, 2, … exactly as a fresh topic would.
  */
 
-import { invalidInput } from './amends-error.js';
+import { invalidInput } from '../kernel/amends-error.js';
 import type { NamespaceConfig } from './config.js';
 import { encodeFixtureNode, fixtureLineDepthMax } from './fixture-line.js';
 import { splitInputLines } from './input-lines.js';

@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { usageError } from '../domain/amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 import { parseProperties } from './properties-file.js';
 
 export interface KafkaClientSettings {

@@ -22,7 +22,7 @@
  * what librdkafka had queued).
  */
 
-import { assertInvariant } from '../domain/invariant.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import type { SourceRecord } from '../machines/ports.js';
 
 /**

@@ -7,8 +7,8 @@
  * (library-notes.md, upstream issue #444); see topic-config.ts.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import {
   brokerReachAdvice,
   describeKafkaError,

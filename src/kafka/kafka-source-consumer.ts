@@ -28,9 +28,9 @@
  *   is lifted when the assignment changes.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
-import { untilAborted } from '../io/abortable.js';
+import { untilAborted } from '../kernel/abortable.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../machines/ports.js';
 import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';

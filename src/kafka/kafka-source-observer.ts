@@ -12,8 +12,9 @@
  * These are separate reads, not an atomic lock against administrative changes: a topic
  * recreated between two observations is caught by the next one (worker.md §2).
  */
-import { operationalError } from '../domain/amends-error.js';
-import { untilAborted } from '../io/abortable.js';
+
+import { untilAborted } from '../kernel/abortable.js';
+import { operationalError } from '../kernel/amends-error.js';
 import type { PartitionBounds, SourceInvalidReason, SourceObservation, SourceObserver } from '../machines/ports.js';
 import { KafkaAdmin, type TopicDescription } from './kafka-admin.js';
 import { retentionConfigNames, TopicConfigReader } from './topic-config.js';

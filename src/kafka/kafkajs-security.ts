@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import type { SASLOptions } from 'kafkajs';
-import { usageError } from '../domain/amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 import type { KafkaClientSettings } from './client-settings.js';
 
 export interface KafkajsSecurity {

@@ -6,8 +6,8 @@
  * running a worker (source-load, rebuild-create, manifest-recover) check it once here.
  * One observation, not a lock: a later recreation is caught by the next check.
  */
-import { operationalError } from '../domain/amends-error.js';
-import { retryOutages } from '../io/ride-through.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { retryOutages } from '../process/ride-through.js';
 import { withKafkaAdmin } from './kafka-admin.js';
 import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
 

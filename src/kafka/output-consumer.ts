@@ -10,8 +10,8 @@
  * committed to it.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import {
   brokerReachAdvice,
   describeKafkaError,

@@ -14,7 +14,7 @@
  *   stay within the producer's `batch.size`, which source-load sets to the topic's limit
  *   (rd_kafka_msgset_writer_write_msgq adds a record only while the batch stays within it).
  */
-import { invalidInput, operationalError } from '../domain/amends-error.js';
+import { invalidInput, operationalError } from '../kernel/amends-error.js';
 import { describeTopicConfig } from './topic-config.js';
 
 /** Worst-case v2 record framing: length 5, attributes 1, timestamp delta 10, offset delta 5, key length 5, value length 5, header count 5. */

@@ -3,7 +3,7 @@
  * with unlimited delete-only retention and, when asked, a floor of in-sync replicas, and
  * reading back what the broker actually made (worker.md §1, transport.md "Output binding").
  */
-import { invalidInput, operationalError } from '../domain/amends-error.js';
+import { invalidInput, operationalError } from '../kernel/amends-error.js';
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
 import { describeTopicConfig } from './topic-config.js';
 

@@ -11,8 +11,8 @@
  * - the report carries the `opaque` given to produce(): it identifies the record.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import {
   describeKafkaError,
   kafkaErrorCode,

@@ -9,7 +9,7 @@
 // default export (checked with kafkajs 2.2.4 on Node 20), not as a named export.
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
-import { operationalError } from '../domain/amends-error.js';
+import { operationalError } from '../kernel/amends-error.js';
 import { kafkaClientSettings } from './client-settings.js';
 import { brokerReachAdvice } from './kafka-connection.js';
 import { kafkajsSecurity } from './kafkajs-security.js';

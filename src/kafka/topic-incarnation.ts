@@ -2,7 +2,7 @@
  * A topic's incarnation (README glossary): `kafka:` + the broker's 16-byte topic UUID in
  * lowercase hex. It tells a topic apart from a later topic with the same name.
  */
-import { assertInvariant } from '../domain/invariant.js';
+import { assertInvariant } from '../kernel/invariant.js';
 
 /**
  * The shape @confluentinc/kafka-javascript 1.10.1 returns from describeTopics at runtime.

@@ -12,8 +12,8 @@
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { operationalError } from '../domain/amends-error.js';
 import type { Manifest } from '../domain/config.js';
+import { operationalError } from '../kernel/amends-error.js';
 import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
 import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';

@@ -15,7 +15,7 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
-import { operationalError } from '../domain/amends-error.js';
+import { operationalError } from '../kernel/amends-error.js';
 import { packageRoot } from './showcase-processes.js';
 
 export const brokerCount = 3;

@@ -4,11 +4,12 @@
  * epoch each decision was written under, what the view ignored, and whether the whole
  * chain has drained (source ends, outbox, output ends). Read-only.
  */
-import { inspectStore } from '../io/inspect-queries.js';
-import { namespaceId } from '../io/namespace-registry.js';
-import type { Queryable } from '../io/postgres.js';
-import { int8ToSafeInteger } from '../io/safe-integer.js';
+
 import type { KafkaAdmin } from '../kafka/kafka-admin.js';
+import { int8ToSafeInteger } from '../kernel/safe-integer.js';
+import { inspectStore } from '../store/inspect-queries.js';
+import { namespaceId } from '../store/namespace-registry.js';
+import type { Queryable } from '../store/postgres.js';
 import { readViewPartitions } from '../transport/output-view.js';
 
 export interface PartitionState {

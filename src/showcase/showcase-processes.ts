@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { operationalError } from '../domain/amends-error.js';
+import { operationalError } from '../kernel/amends-error.js';
 
 export const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
 const stopBudgetMs = 20_000;

@@ -22,13 +22,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { operationalError } from '../domain/amends-error.js';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { fillerLines } from '../domain/filler-load.js';
-import { Database } from '../io/postgres.js';
 import { kafkaClientSettings } from '../kafka/client-settings.js';
 import { withKafkaAdmin } from '../kafka/kafka-admin.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { Database } from '../store/postgres.js';
 import { storeStatementNames } from '../store/postgres-state.js';
 import { relayFaultExitAfterPublish } from '../transport/outbox-relay.js';
 import { bindStatementName, PgFaultProxy } from './pg-fault-proxy.js';

@@ -15,8 +15,8 @@
  * what is missing and which command creates it.
  */
 import type pg from 'pg';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import { namespacesMigration } from './migrations/0001-namespaces.js';
 import { workerStoreMigration } from './migrations/0002-worker-store.js';
 import { transportMigration } from './migrations/0003-transport.js';

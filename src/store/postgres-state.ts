@@ -35,7 +35,6 @@ import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
 import { outputRecordKey, outputRecordValue } from '../domain/export-lines.js';
-import { assertInvariant } from '../domain/invariant.js';
 import {
   batchNeeds,
   type DayRow,
@@ -47,10 +46,9 @@ import {
 } from '../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
 import type { BalanceStatus } from '../domain/output-version.js';
-import { untilAborted } from '../io/abortable.js';
-import { namespaceIdOf, namespaceIdSql } from '../io/namespace-registry.js';
-import type { Database } from '../io/postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';
+import { untilAborted } from '../kernel/abortable.js';
+import { assertInvariant } from '../kernel/invariant.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
 import {
   type PartitionRow,
   type ProcessOutcome,
@@ -60,6 +58,8 @@ import {
   StoreFailure,
 } from '../machines/ports.js';
 import { booleanArray, byteaArray, integerArray, textArray } from './array-literal.js';
+import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
+import type { Database } from './postgres.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
 import { warmUpBatch, warmUpRecordsMax, warmUpRounds } from './warm-up-batch.js';
 import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';

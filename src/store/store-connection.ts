@@ -19,8 +19,8 @@
  *   committed it.
  */
 import pg from 'pg';
-import { untilAborted } from '../io/abortable.js';
-import { type Queryable, sessionConfig, sessionLimits } from '../io/postgres.js';
+import { untilAborted } from '../kernel/abortable.js';
+import { type Queryable, sessionConfig, sessionLimits } from './postgres.js';
 
 export type StatementFailureKind = 'not_sent' | 'rejected' | 'lost';
 

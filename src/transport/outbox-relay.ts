@@ -22,13 +22,14 @@
  * (library-notes.md). Publishing an envelope needs nothing more than publishing a source
  * record does.
  */
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
-import type { JsonLog } from '../io/json-log.js';
-import { namespaceId } from '../io/namespace-registry.js';
-import type { Queryable } from '../io/postgres.js';
-import { int8ToSafeInteger } from '../io/safe-integer.js';
+
 import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
+import { int8ToSafeInteger } from '../kernel/safe-integer.js';
+import type { JsonLog } from '../process/json-log.js';
+import { namespaceId } from '../store/namespace-registry.js';
+import type { Queryable } from '../store/postgres.js';
 import { outboxChannel } from '../store/postgres-state.js';
 import type { OutputBinding } from './output-binding.js';
 import type { RoleLock } from './role-lock.js';

@@ -5,9 +5,10 @@
  * same name is a different history, and publishing into it (or reading it into the view)
  * would silently mix two.
  */
-import { invalidInput, operationalError } from '../domain/amends-error.js';
-import type { Queryable } from '../io/postgres.js';
+
 import type { KafkaAdmin } from '../kafka/kafka-admin.js';
+import { invalidInput, operationalError } from '../kernel/amends-error.js';
+import type { Queryable } from '../store/postgres.js';
 
 export interface OutputBinding {
   namespace: string;

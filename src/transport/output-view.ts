@@ -15,16 +15,17 @@
  * not match its value, or that sits on a partition its stock key does not map to, is fatal
  * too: the output topic is the relay's alone.
  */
-import { AmendsError, operationalError } from '../domain/amends-error.js';
+
 import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../domain/config.js';
 import { outputEnvelopeSchema, outputRecordKey, viewLine } from '../domain/export-lines.js';
-import { assertInvariant } from '../domain/invariant.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import { namespaceId } from '../io/namespace-registry.js';
-import { withPooledClient } from '../io/pooled-client.js';
-import type { Database, Queryable } from '../io/postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../io/safe-integer.js';
 import type { OutputRecord } from '../kafka/output-consumer.js';
+import { AmendsError, operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
+import { namespaceId } from '../store/namespace-registry.js';
+import { withPooledClient } from '../store/pooled-client.js';
+import type { Database, Queryable } from '../store/postgres.js';
 
 export interface ViewCounts {
   applied: number;

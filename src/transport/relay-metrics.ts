@@ -4,9 +4,9 @@
  * PostgreSQL when scraped, and whether this relay is the active one.
  */
 import { Gauge, type Registry } from 'prom-client';
-import type { Readiness } from '../io/metrics-server.js';
-import type { Queryable } from '../io/postgres.js';
-import { counterFromTotals } from '../io/total-counter.js';
+import type { Readiness } from '../process/metrics-server.js';
+import { counterFromTotals } from '../process/total-counter.js';
+import type { Queryable } from '../store/postgres.js';
 import { pendingOutboxCountSql, type RelayStats } from './outbox-relay.js';
 
 /** An active relay cycles at least every second (its polling fallback); this late is not ready. */

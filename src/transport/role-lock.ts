@@ -16,8 +16,8 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { operationalError } from '../domain/amends-error.js';
-import { connectDedicated, describeDatabaseError } from '../io/postgres.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { connectDedicated, describeDatabaseError } from '../store/postgres.js';
 
 export type LockedRole = 'relay' | 'view';
 

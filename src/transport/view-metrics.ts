@@ -4,8 +4,8 @@
  * it keeps in PostgreSQL with its frontier, so they equal `inspect --json`.
  */
 import type { Registry } from 'prom-client';
-import type { Readiness } from '../io/metrics-server.js';
-import { counterFromTotals } from '../io/total-counter.js';
+import type { Readiness } from '../process/metrics-server.js';
+import { counterFromTotals } from '../process/total-counter.js';
 import type { OutputView } from './output-view.js';
 
 /** The view polls continuously (each poll waits under a second); this late is not ready. */

@@ -17,10 +17,10 @@
  * buffers resident after the consumer closed (about 10 MB per partition of the source).
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../kafka/kafka-connection.js';
 import { bytesOf } from '../kafka/kafka-source-consumer.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 
 export interface TopicRecord {
   partition: number;

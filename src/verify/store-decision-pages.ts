@@ -4,8 +4,9 @@
  * scan that stops at the page limit, so a page costs the same at any depth. The raw bytes
  * are read only for quarantined rows (the only ones compared by bytes).
  */
-import { bytesOf, type DecisionRow, decisionOf } from '../io/export-queries.js';
-import type { Queryable } from '../io/postgres.js';
+
+import type { Queryable } from '../store/postgres.js';
+import { bytesOf, type DecisionRow, decisionOf } from './export-queries.js';
 import type { StoredDecision } from './verify-comparison.js';
 
 /** Rows per page: bounded memory, few round trips. */

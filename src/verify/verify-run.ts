@@ -22,19 +22,20 @@
  * Anything that prevents the comparison (guard still held after the wait, an invalid source
  * or binding, an unreachable broker or database) throws a one-line AmendsError (exit 1).
  */
-import { operationalError } from '../domain/amends-error.js';
+
 import type { Manifest } from '../domain/config.js';
-import { readOutbox, readOutputVersions } from '../io/export-queries.js';
-import { namespaceId, registerNamespace } from '../io/namespace-registry.js';
-import { withPooledClient } from '../io/pooled-client.js';
-import { Database, describeDatabaseError, type Queryable } from '../io/postgres.js';
-import { describeHolder, ProducerGuard } from '../io/producer-guard.js';
-import { int8ToSafeInteger } from '../io/safe-integer.js';
 import { KafkaAdmin } from '../kafka/kafka-admin.js';
 import { KafkaSourceObserver } from '../kafka/kafka-source-observer.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { int8ToSafeInteger } from '../kernel/safe-integer.js';
+import { namespaceId, registerNamespace } from '../store/namespace-registry.js';
+import { withPooledClient } from '../store/pooled-client.js';
+import { Database, describeDatabaseError, type Queryable } from '../store/postgres.js';
+import { describeHolder, ProducerGuard } from '../store/producer-guard.js';
 import { checkLiveBinding, readBinding } from '../transport/output-binding.js';
 import { readViewPartitions, readViewRows } from '../transport/output-view.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
+import { readOutbox, readOutputVersions } from './export-queries.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';

@@ -11,7 +11,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
+import { type FrontendMessage, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import { Prng } from '../simulation/prng.js';
 import { repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
@@ -48,6 +48,15 @@ afterAll(async () => {
 function expectAlive(processes: AmendsProcess[]): void {
   for (const p of processes)
     expect(p.exit, `${p.role} exited during the outage:\n${p.stderr.slice(-2000)}`).toBeUndefined();
+}
+
+/** A worker (batches of 20), a relay and a view reaching the database through `env`. */
+function startChain(manifestPath: string, env: Record<string, string>): AmendsProcess[] {
+  return [
+    startAmends('worker', manifestPath, ['--batch-size', '20'], env),
+    startAmends('relay', manifestPath, [], env),
+    startAmends('view', manifestPath, [], env),
+  ];
 }
 
 describe('database outage shorter than the outage budget', () => {
@@ -96,16 +105,42 @@ describe('database outage shorter than the outage budget', () => {
     expect(document.verdict).toBe('PASS');
   }, 180_000);
 
+  it('a cut while each process registers its namespace, just after the open, is ridden', async () => {
+    // Seen in a chaos run: the connections were cut between the open (ridden) and the
+    // registration (not ridden then), and the worker exited 1 at start.
+    const source = await createBoundSource(topics, twoKeysConfig);
+    const started = await PgFaultProxy.start(testDatabaseUrl);
+    const registering = (m: FrontendMessage) => m.type === 'P' && m.body.includes('INSERT INTO namespaces');
+    for (let i = 0; i < 3; i++) started.proxy.arm({ when: registering, action: 'drop_before_forward' });
+    const env = { AMENDS_DATABASE_URL: started.url };
+    try {
+      const processes = startChain(source.manifestPath, env);
+      const records = await loadText(source, 'after-cut', ledgerChunk(new Prng(9), keys, 'R', 100, 50));
+      await probe.waitDecided(source.namespace, records, 30_000);
+      const { total } = await probe.outbox(source.namespace);
+      await probe.waitPublished(source.namespace, total, 30_000);
+      await probe.waitViewCaughtUp(source, 30_000);
+      expectAlive(processes);
+      expect(started.proxy.fired).toBe(3);
+      for (const p of processes) {
+        expect(
+          p.logs.some((l) => l.msg === `${p.role}_outage`),
+          p.stderr.slice(-2000),
+        ).toBe(true);
+      }
+      const exits = await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+      expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);
+    } finally {
+      await started.proxy.close();
+    }
+  }, 120_000);
+
   it('SIGTERM while riding drains within seconds: exit 0 from each', async () => {
     const source = await createBoundSource(topics, twoKeysConfig);
     const started = await PgFaultProxy.start(testDatabaseUrl);
     const env = { AMENDS_DATABASE_URL: started.url };
     try {
-      const processes = [
-        startAmends('worker', source.manifestPath, ['--batch-size', '20'], env),
-        startAmends('relay', source.manifestPath, [], env),
-        startAmends('view', source.manifestPath, [], env),
-      ];
+      const processes = startChain(source.manifestPath, env);
       const records = await loadText(source, 'before', ledgerChunk(new Prng(5), keys, 'S', 100, 50));
       await probe.waitDecided(source.namespace, records, 30_000);
       // Not awaited: the processes must stop while it lasts.

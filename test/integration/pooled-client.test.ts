@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPooledClient } from '../../src/io/pooled-client.js';
+import { withPooledClient } from '../../src/store/pooled-client.js';
 import { repoRoot } from '../support/amendsctl-process.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 

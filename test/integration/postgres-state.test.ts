@@ -24,17 +24,10 @@ import { batchNeeds } from '../../src/domain/key-window.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
-import {
-  collectLines,
-  exportDecisionLines,
-  exportOutputLines,
-  exportQuarantineLines,
-  readOutputVersions,
-} from '../../src/io/export-queries.js';
-import { namespaceId, registerNamespace } from '../../src/io/namespace-registry.js';
-import { Database } from '../../src/io/postgres.js';
 import { StoreFailure } from '../../src/machines/ports.js';
 import { bindStatementName, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
+import { namespaceId, registerNamespace } from '../../src/store/namespace-registry.js';
+import { Database } from '../../src/store/postgres.js';
 import {
   commitBatchSql,
   loadWindowSql,
@@ -45,6 +38,13 @@ import {
 } from '../../src/store/postgres-state.js';
 import { warmUpRounds } from '../../src/store/warm-up-batch.js';
 import type { WindowCacheLimits } from '../../src/store/window-cache.js';
+import {
+  collectLines,
+  exportDecisionLines,
+  exportOutputLines,
+  exportQuarantineLines,
+  readOutputVersions,
+} from '../../src/verify/export-queries.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import { workedExampleInput, workedExampleLines } from '../unit/worked-example-kit.js';

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProducerGuard, producerGuardKeys } from '../../src/io/producer-guard.js';
+import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 
 const opened: ProducerGuard[] = [];

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readManifestFile } from '../../src/cli/input-files.js';
 import type { Manifest } from '../../src/domain/config.js';
-import { registerNamespace } from '../../src/io/namespace-registry.js';
+import { registerNamespace } from '../../src/store/namespace-registry.js';
 import {
   isOneLineDiagnostic,
   type ProcessResult,

@@ -93,6 +93,11 @@ describe('SASL_SSL + PostgreSQL TLS', () => {
     } finally {
       await db.end();
     }
+    // Drained before verify: verify says INCOMPLETE, rightly, while the relay or the view is behind.
+    const { total } = await probe.outbox(namespace);
+    await probe.waitPublished(namespace, total);
+    const bound = { namespace, topic, outputTopic: `${topic}-out`, manifestPath, manifest: JSON.parse(manifest) };
+    await probe.waitViewCaughtUp(bound);
     const verify = await runAmendsctl(
       ['verify', '--manifest', manifestPath, '--wait', '60', ...kafkaConfig],
       securedEnv,

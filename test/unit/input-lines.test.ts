@@ -1,9 +1,9 @@
 /** Fixture lines (source-load and simulate), raw record lines and simulation input (cli.md). */
 import { describe, expect, it } from 'vitest';
-import { AmendsError } from '../../src/domain/amends-error.js';
 import { encodeFixtureFile, encodeFixtureLine } from '../../src/domain/fixture-line.js';
 import { parseRawRecordLine } from '../../src/domain/raw-record-line.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
+import { AmendsError } from '../../src/kernel/amends-error.js';
 import { keyText, postText, testConfig } from './ledger-test-kit.js';
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);

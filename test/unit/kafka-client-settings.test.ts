@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AmendsError } from '../../src/domain/amends-error.js';
 import { loadKafkaClientSettings } from '../../src/kafka/client-settings.js';
 import { kafkajsSecurity } from '../../src/kafka/kafkajs-security.js';
 import { parseProperties } from '../../src/kafka/properties-file.js';
+import { AmendsError } from '../../src/kernel/amends-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'amends-kafka-config-'));
 let n = 0;

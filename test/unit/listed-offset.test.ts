@@ -4,9 +4,9 @@
  * issue 17): an outage, never an invariant violation.
  */
 import { describe, expect, it } from 'vitest';
-import { AmendsError } from '../../src/domain/amends-error.js';
-import { InvariantViolation } from '../../src/domain/invariant.js';
 import { listedOffset } from '../../src/kafka/kafka-admin.js';
+import { AmendsError } from '../../src/kernel/amends-error.js';
+import { InvariantViolation } from '../../src/kernel/invariant.js';
 
 type Result = Parameters<typeof listedOffset>[0];
 const result = (offset: number, error?: unknown): Result =>

@@ -4,11 +4,11 @@
  * the real stack in test/integration/rebuild-and-recover.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { AmendsError } from '../../src/domain/amends-error.js';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
 import { manifestText } from '../../src/domain/manifest-text.js';
 import { rebuildManifest } from '../../src/domain/rebuild-manifest.js';
 import { manifestFromStored, type StoredNamespace } from '../../src/domain/recovered-manifest.js';
+import { AmendsError } from '../../src/kernel/amends-error.js';
 
 const manifest: Manifest = {
   source_topic: 'ledger-1',

@@ -4,11 +4,11 @@
  * budget, the budget measured from the first failure until progress, anything else fatal.
  */
 import { describe, expect, test } from 'vitest';
-import { operationalError } from '../../src/domain/amends-error.js';
-import type { JsonLog } from '../../src/io/json-log.js';
-import { isOutageError } from '../../src/io/outage-errors.js';
-import { retryOutages, rideThrough } from '../../src/io/ride-through.js';
 import { listedOffset } from '../../src/kafka/kafka-admin.js';
+import { operationalError } from '../../src/kernel/amends-error.js';
+import { isOutageError } from '../../src/kernel/outage-errors.js';
+import type { JsonLog } from '../../src/process/json-log.js';
+import { retryOutages, rideThrough } from '../../src/process/ride-through.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];

@@ -6,7 +6,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { operationalError, usageError } from '../../domain/amends-error.js';
+import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';

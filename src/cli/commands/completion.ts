@@ -2,7 +2,7 @@
  * `amendsctl completion bash|zsh`: prints a completion script for amendsctl and amends
  * (completion-script.ts), to be evaluated by the user's shell.
  */
-import { usageError } from '../../domain/amends-error.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { type CompletionShell, completionScript, completionShells } from '../completion-script.js';
 import { exitCodes } from '../exit.js';

@@ -4,10 +4,10 @@
  * compare with diff. `view` is what `amends view` holds: the highest version per
  * (item, location, day), retractions included (none before the view has run).
  */
-import { usageError } from '../../domain/amends-error.js';
-import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../io/export-queries.js';
-import { databaseUrlFrom } from '../../io/postgres.js';
+import { usageError } from '../../kernel/amends-error.js';
+import { databaseUrlFrom } from '../../store/postgres.js';
 import { exportViewLines } from '../../transport/output-view.js';
+import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';

@@ -8,10 +8,8 @@
  * whether the ends are the namespace's topic's (ok), or why not (unreachable, topic missing,
  * recreated, partitions added); only with ok are `end` and `lag` shown, else they are null.
  */
-import { usageError } from '../../domain/amends-error.js';
+
 import type { Manifest } from '../../domain/config.js';
-import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/inspect-queries.js';
-import { databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { adminRequestTimeoutMs, withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import {
   type ExpectedTopic,
@@ -19,6 +17,9 @@ import {
   observeTopicEnds,
   type TopicEndsObservation,
 } from '../../kafka/topic-ends-observation.js';
+import { usageError } from '../../kernel/amends-error.js';
+import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../store/inspect-queries.js';
+import { databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

@@ -8,12 +8,13 @@
  * topic must still be the stored incarnation with its partition count (a recreated topic
  * holds another history: a manifest for it would be a lie). Only then is it printed.
  */
-import { invalidInput, usageError } from '../../domain/amends-error.js';
+
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
-import { type RegisteredNamespace, readNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
+import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { type RegisteredNamespace, readNamespace } from '../../store/namespace-registry.js';
+import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

@@ -10,12 +10,13 @@
  * (replication-flags.ts); read its UUID back; read those settings back; record the binding. A failed or unknown creation response proves nothing
  * about the topic: the diagnostic names it.
  */
-import { invalidInput, usageError } from '../../domain/amends-error.js';
+
 import { validTopicName } from '../../domain/config.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { checkSafeRetention, createSafeTopic } from '../../kafka/safe-topic.js';
+import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { registerNamespace } from '../../store/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import { readBinding, recordBinding } from '../../transport/output-binding.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';

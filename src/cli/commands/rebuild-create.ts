@@ -10,11 +10,12 @@
  * the live topic must still be the manifest's incarnation with its partition count; then
  * the manifest is printed in source-create's layout. It creates and writes nothing.
  */
-import { usageError } from '../../domain/amends-error.js';
+
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
-import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
+import { usageError } from '../../kernel/amends-error.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';

@@ -1,10 +1,10 @@
-import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import { jsonLog, logLevelFrom } from '../../io/json-log.js';
-import { newMetricsRegistry } from '../../io/metrics-server.js';
-import { Database, databaseUrlFrom } from '../../io/postgres.js';
-import { rideThrough, type Session } from '../../io/ride-through.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { SourceProducer } from '../../kafka/source-producer.js';
+import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
+import { jsonLog, logLevelFrom } from '../../process/json-log.js';
+import { newMetricsRegistry } from '../../process/metrics-server.js';
+import { rideThrough, type Session } from '../../process/ride-through.js';
+import { Database, databaseUrlFrom } from '../../store/postgres.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../transport/outbox-relay.js';
 import { checkLiveBinding } from '../../transport/output-binding.js';
 import { RelayMetrics } from '../../transport/relay-metrics.js';
@@ -14,7 +14,7 @@ import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
+import { processIdentity, registeredBindingRiding, stopOnSignals } from '../process-setup.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
@@ -92,7 +92,8 @@ export const relayCommand = defineCommand({
     if (server !== undefined) closers.unshift(() => server.close());
     let heartbeat: HeartbeatWriter | undefined;
     try {
-      const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
+      const binding = await registeredBindingRiding(ride, db, manifest, manifestPath, databaseUrl);
+      if (binding === undefined) return 0;
       const checkTopic = () =>
         withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
       // Started while a broker or two are down (a supervisor's restart): ride that too.

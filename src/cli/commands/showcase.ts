@@ -7,12 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
-import { databaseUrlFrom } from '../../io/postgres.js';
+import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
 import { runShowcase, showcaseBatchSize } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
+import { databaseUrlFrom } from '../../store/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

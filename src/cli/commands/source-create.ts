@@ -16,7 +16,7 @@
  * manifest-recover print the same layout. Its digest does not depend on this layout: it is
  * computed over the canonical JSON of `config` (domain.md §1).
  */
-import { usageError } from '../../domain/amends-error.js';
+
 import {
   type ConfigFile,
   defaultConfigFile,
@@ -27,9 +27,10 @@ import {
   validTopicName,
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
-import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/unregistered-namespace.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../kafka/safe-topic.js';
+import { usageError } from '../../kernel/amends-error.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';

@@ -17,15 +17,16 @@
  * A failed or unknown publication exits 1 naming the line; rerunning may redeliver
  * identical revisions, which the worker decides as DUPLICATE.
  */
-import { invalidInput, operationalError, usageError } from '../../domain/amends-error.js';
+
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
-import { describeHolder, ProducerGuard } from '../../io/producer-guard.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../kafka/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../kafka/source-producer.js';
+import { invalidInput, operationalError, usageError } from '../../kernel/amends-error.js';
+import { registerNamespace } from '../../store/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
+import { describeHolder, ProducerGuard } from '../../store/producer-guard.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';

@@ -7,9 +7,9 @@
  * (read-only-namespace.ts). q or Ctrl-C exits 0.
  */
 import pg from 'pg';
-import { operationalError, usageError } from '../../domain/amends-error.js';
 import type { Manifest } from '../../domain/config.js';
-import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/postgres.js';
+import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../store/postgres.js';
 import { DashboardFeed } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';

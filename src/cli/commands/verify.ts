@@ -8,8 +8,8 @@
  * command logs `fault_point` on stderr and stops itself with SIGSTOP, so a test can show that
  * a load started now is refused; SIGCONT lets it go on.
  */
-import { usageError } from '../../domain/amends-error.js';
-import { databaseUrlFrom } from '../../io/postgres.js';
+import { usageError } from '../../kernel/amends-error.js';
+import { databaseUrlFrom } from '../../store/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
 import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';

@@ -1,13 +1,13 @@
-import { operationalError } from '../../domain/amends-error.js';
 import type { NamespaceConfig } from '../../domain/config.js';
-import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import type { JsonLog } from '../../io/json-log.js';
-import { jsonLog, logLevelFrom } from '../../io/json-log.js';
-import { newMetricsRegistry } from '../../io/metrics-server.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
-import { rideThrough, type Session } from '../../io/ride-through.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { OutputConsumer } from '../../kafka/output-consumer.js';
+import { operationalError } from '../../kernel/amends-error.js';
+import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
+import type { JsonLog } from '../../process/json-log.js';
+import { jsonLog, logLevelFrom } from '../../process/json-log.js';
+import { newMetricsRegistry } from '../../process/metrics-server.js';
+import { rideThrough, type Session } from '../../process/ride-through.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import type { OutputBinding } from '../../transport/output-binding.js';
 import { checkLiveBinding } from '../../transport/output-binding.js';
 import { OutputView, readViewPartitions } from '../../transport/output-view.js';
@@ -18,7 +18,7 @@ import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, registeredBinding, stopOnSignals } from '../process-setup.js';
+import { processIdentity, registeredBindingRiding, stopOnSignals } from '../process-setup.js';
 
 /** Records per poll and per view transaction. */
 const pollRecordsMax = 500;
@@ -85,7 +85,8 @@ export const viewCommand = defineCommand({
     let view: OutputView | undefined;
     let heartbeat: HeartbeatWriter | undefined;
     try {
-      const binding = await registeredBinding(db, manifest, manifestPath, databaseUrl);
+      const binding = await registeredBindingRiding(ride, db, manifest, manifestPath, databaseUrl);
+      if (binding === undefined) return 0;
       const checkTopic = () =>
         withKafkaAdmin(brokers, `amends-view-${viewId}`, async (admin) => {
           await checkLiveBinding(admin, binding);

@@ -12,23 +12,22 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { operationalError, usageError } from '../../domain/amends-error.js';
-import { HeartbeatWriter } from '../../io/heartbeat-writer.js';
-import { jsonLog, logLevelFrom } from '../../io/json-log.js';
-import { newMetricsRegistry } from '../../io/metrics-server.js';
-import { registerNamespace } from '../../io/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/postgres.js';
-import { withProcessAttemptLog } from '../../io/process-attempt-log.js';
-import { rideWatcher } from '../../io/ride-log.js';
-import { rideThrough } from '../../io/ride-through.js';
-import { WorkerMetrics } from '../../io/worker-metrics.js';
 import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '../../kafka/group-offset-commits.js';
 import { KafkaSourceConsumer } from '../../kafka/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../kafka/kafka-source-observer.js';
+import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
+import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
+import { jsonLog, logLevelFrom } from '../../process/json-log.js';
+import { newMetricsRegistry } from '../../process/metrics-server.js';
+import { withProcessAttemptLog } from '../../process/process-attempt-log.js';
+import { rideWatcher } from '../../process/ride-log.js';
+import { rideThrough } from '../../process/ride-through.js';
+import { WorkerMetrics } from '../../process/worker-metrics.js';
 import { withWorkerFaultHooks } from '../../showcase/worker-fault-hooks.js';
 import { withBatchPrefetch } from '../../store/batch-prefetch.js';
+import { Database, databaseUrlFrom } from '../../store/postgres.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { capHeapGrowth } from '../heap-growth.js';
@@ -36,7 +35,7 @@ import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, stopOnSignals } from '../process-setup.js';
+import { processIdentity, registerRiding, stopOnSignals } from '../process-setup.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -134,11 +133,7 @@ export const workerCommand = defineCommand({
       for (const close of closers.reverse()) await close().catch(() => {});
     };
     try {
-      try {
-        await registerNamespace(db.pool, manifest);
-      } catch (error) {
-        throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
-      }
+      if (!(await registerRiding(ride, db, manifest, databaseUrl))) return 0;
       const store = new PostgresState(db, manifest.config, {
         applicationName,
         workerId,

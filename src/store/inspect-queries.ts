@@ -5,9 +5,9 @@
  * statements, whatever the namespace's size.
  */
 import { outcomes } from '../domain/decision.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
 import { namespaceId } from './namespace-registry.js';
 import type { Queryable } from './postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
 
 export interface PartitionInspection {
   partition: number;

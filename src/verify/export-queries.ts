@@ -10,12 +10,12 @@
 import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
-import { assertInvariant } from '../domain/invariant.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import type { OutboxRow } from '../verify/verify-comparison.js';
-import { namespaceId } from './namespace-registry.js';
-import type { Queryable } from './postgres.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from './safe-integer.js';
+import { assertInvariant } from '../kernel/invariant.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
+import { namespaceId } from '../store/namespace-registry.js';
+import type { Queryable } from '../store/postgres.js';
+import type { OutboxRow } from './verify-comparison.js';
 
 /** Rows per page: bounded memory per export, few round trips. */
 export const exportPageRows = 5_000;

@@ -15,8 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { operationalError } from '../domain/amends-error.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import { connectDedicated, describeDatabaseError, sessionLimits } from './postgres.js';
 
 export interface GuardHolder {

@@ -3,7 +3,7 @@
  * hold every int8); amends keeps offsets, epochs and balances below 2^53 (ports.ts), so
  * each read is checked here and converted, never rounded silently.
  */
-import { assertInvariant } from '../domain/invariant.js';
+import { assertInvariant } from './invariant.js';
 
 const integerText = /^-?[0-9]+$/;
 

@@ -6,10 +6,10 @@
  * until a session reports progress; past it, the outage is the process's one-line exit 1.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { operationalError } from '../domain/amends-error.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { isOutageError } from '../kernel/outage-errors.js';
 import { probeWaitMs } from '../machines/limits.js';
 import type { JsonLog } from './json-log.js';
-import { isOutageError } from './outage-errors.js';
 
 export interface RideOptions {
   /** `--outage-budget-s` in ms; 0: the first outage ends the process. */

@@ -5,7 +5,9 @@
  * store) still ends the process at once.
  */
 
-import { unreachableCodes, unreachableMessages } from './postgres.js';
+/** Node's codes and pg's messages for a server that cannot be reached or dropped the connection. */
+export const unreachableCodes = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/;
+export const unreachableMessages = /timeout expired|Connection terminated|connect ECONN/i;
 
 /** libpq / PostgreSQL: connection exceptions, shutdown and start-up, too many connections. */
 const outageSqlStates = /^(08...|57P01|57P02|57P03|53300)$/;

@@ -6,7 +6,7 @@
  * it. `--log-level` (debug, info, warn, error) drops the lines below it.
  */
 import { pino } from 'pino';
-import { usageError } from '../domain/amends-error.js';
+import { usageError } from '../kernel/amends-error.js';
 
 export type LogFields = Record<string, unknown>;
 

@@ -4,9 +4,10 @@
  * configuration digest, or it refuses to run. The read-only commands (inspect, export, tui)
  * only read it: they must not create a namespace nobody asked for.
  */
-import { invalidInput } from '../domain/amends-error.js';
+
 import { configDigest, type Manifest, type NamespaceConfig } from '../domain/config.js';
-import { assertInvariant } from '../domain/invariant.js';
+import { invalidInput } from '../kernel/amends-error.js';
+import { assertInvariant } from '../kernel/invariant.js';
 import type { Queryable } from './postgres.js';
 
 export interface RegisteredNamespace {

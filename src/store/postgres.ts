@@ -4,8 +4,9 @@
  * and the pool that applies the schema migrations before its first use.
  */
 import pg from 'pg';
-import { AmendsError, operationalError } from '../domain/amends-error.js';
-import { applyMigrations, requireCurrentSchema } from '../store/migrations.js';
+import { AmendsError, operationalError } from '../kernel/amends-error.js';
+import { unreachableCodes, unreachableMessages } from '../kernel/outage-errors.js';
+import { applyMigrations, requireCurrentSchema } from './migrations.js';
 import { withPooledClient } from './pooled-client.js';
 
 /**
@@ -86,10 +87,6 @@ export function withLibpqSslModes(url: string): string {
   parsed.searchParams.set('uselibpqcompat', 'true');
   return parsed.toString();
 }
-
-/** Node's codes and pg's messages for a server that cannot be reached or dropped the connection. */
-export const unreachableCodes = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/;
-export const unreachableMessages = /timeout expired|Connection terminated|connect ECONN/i;
 
 /** One line that says what failed and what to do; the URL's credentials never appear. */
 export function describeDatabaseError(error: unknown, url: string, doing: string): AmendsError {

@@ -6,7 +6,7 @@
  * set; it only reads: no migration, no registration (a fresh database has no amends
  * schema yet, which means no namespace is registered).
  */
-import { invalidInput, operationalError } from '../domain/amends-error.js';
+import { invalidInput, operationalError } from '../kernel/amends-error.js';
 import { readNamespace } from './namespace-registry.js';
 import { connectDedicated, databaseUrlFrom, describeDatabaseError } from './postgres.js';
 

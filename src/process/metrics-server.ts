@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { operationalError, usageError } from '../domain/amends-error.js';
+import { operationalError, usageError } from '../kernel/amends-error.js';
 
 /** How often the event-loop watchdog ticks, and how late a tick may be before /healthz fails. */
 const eventLoopTickMs = 500;
