@@ -8,10 +8,13 @@ import type { JsonLog } from './json-log.js';
 
 export const heartbeatIntervalMs = 1_000;
 
+/** The long-running processes that beat. */
+export type ProcessRole = 'worker' | 'relay' | 'view';
+
 export interface HeartbeatIdentity {
   namespace: string;
   workerId: string;
-  role: 'worker' | 'relay' | 'view';
+  role: ProcessRole;
   pid: number;
 }
 

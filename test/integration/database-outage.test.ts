@@ -109,19 +109,24 @@ describe('database outage shorter than the outage budget', () => {
     // Seen in a chaos run: the connections were cut between the open (ridden) and the
     // registration (not ridden then), and the worker exited 1 at start.
     const source = await createBoundSource(topics, twoKeysConfig);
-    const started = await PgFaultProxy.start(testDatabaseUrl);
+    // One proxy per process, each cutting its process's first registration: with one shared
+    // proxy a process that retries quickly could take another's cut.
+    const proxies = await Promise.all([0, 1, 2].map(() => PgFaultProxy.start(testDatabaseUrl)));
     const registering = (m: FrontendMessage) => m.type === 'P' && m.body.includes('INSERT INTO namespaces');
-    for (let i = 0; i < 3; i++) started.proxy.arm({ when: registering, action: 'drop_before_forward' });
-    const env = { AMENDS_DATABASE_URL: started.url };
+    for (const { proxy } of proxies) proxy.arm({ when: registering, action: 'drop_before_forward' });
     try {
-      const processes = startChain(source.manifestPath, env);
+      const processes = (['worker', 'relay', 'view'] as const).map((role, i) =>
+        startAmends(role, source.manifestPath, role === 'worker' ? ['--batch-size', '20'] : [], {
+          AMENDS_DATABASE_URL: (proxies[i] as { url: string }).url,
+        }),
+      );
       const records = await loadText(source, 'after-cut', ledgerChunk(new Prng(9), keys, 'R', 100, 50));
       await probe.waitDecided(source.namespace, records, 30_000);
       const { total } = await probe.outbox(source.namespace);
       await probe.waitPublished(source.namespace, total, 30_000);
       await probe.waitViewCaughtUp(source, 30_000);
       expectAlive(processes);
-      expect(started.proxy.fired).toBe(3);
+      expect(proxies.map(({ proxy }) => proxy.fired)).toEqual([1, 1, 1]);
       for (const p of processes) {
         expect(
           p.logs.some((l) => l.msg === `${p.role}_outage`),
@@ -131,7 +136,7 @@ describe('database outage shorter than the outage budget', () => {
       const exits = await Promise.all(processes.map((p) => p.stop('SIGTERM')));
       expect(exits.map((e) => e.code)).toEqual([0, 0, 0]);
     } finally {
-      await started.proxy.close();
+      await Promise.all(proxies.map(({ proxy }) => proxy.close()));
     }
   }, 120_000);
 

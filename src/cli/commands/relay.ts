@@ -1,20 +1,20 @@
+import type { Manifest } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { SourceProducer } from '../../kafka/source-producer.js';
-import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
-import { jsonLog, logLevelFrom } from '../../process/json-log.js';
+import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { rideThrough, type Session } from '../../process/ride-through.js';
-import { Database, databaseUrlFrom } from '../../store/postgres.js';
+import { databaseUrlFrom } from '../../store/postgres.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../transport/outbox-relay.js';
-import { checkLiveBinding } from '../../transport/output-binding.js';
+import { checkLiveBinding, type OutputBinding } from '../../transport/output-binding.js';
 import { RelayMetrics } from '../../transport/relay-metrics.js';
 import { RoleLock } from '../../transport/role-lock.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { observabilityFlags } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, registeredBindingRiding, stopOnSignals } from '../process-setup.js';
+import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
@@ -66,11 +66,7 @@ export const relayCommand = defineCommand({
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
-    const namespace = manifest.config.namespace;
     const log = jsonLog(io.stderr, { relay: relayId }, logLevelFrom(cli.flags.logLevel, io.env));
-    const faultExitAfterPublish = io.env.AMENDS_FAULT === relayFaultExitAfterPublish;
-    const applicationName = `amends relay ${relayId}`;
-
     const stats: RelayStats = {
       state: 'standby',
       batches: 0,
@@ -80,79 +76,106 @@ export const relayCommand = defineCommand({
     };
     const registry = newMetricsRegistry();
     let metrics: RelayMetrics | undefined;
-    const ready = () => metrics?.readiness() ?? { ready: false, detail: 'starting' };
-    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, ready, log);
-    const stop = stopOnSignals(log);
-    const ride = { budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'relay' };
-    // Started while the database restarts (a supervisor's restart): wait for it within the budget.
-    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
-    if (db === undefined) return 0;
-    metrics = new RelayMetrics(registry, namespace, stats, db.pool);
-    const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    if (server !== undefined) closers.unshift(() => server.close());
-    let heartbeat: HeartbeatWriter | undefined;
+    const scaffold = await ProcessScaffold.open({
+      ...{ role: 'relay', id: relayId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      metricsAddr: cli.flags.metricsAddr,
+      readiness: () => metrics?.readiness() ?? { ready: false, detail: 'starting' },
+    });
+    if (scaffold === undefined) return 0;
     try {
-      const binding = await registeredBindingRiding(ride, db, manifest, manifestPath, databaseUrl);
-      if (binding === undefined) return 0;
-      const checkTopic = () =>
-        withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
-      // Started while a broker or two are down (a supervisor's restart): ride that too.
-      if ((await rideThrough(ride, () => checkTopic().then(() => true))) === undefined) return 0;
-      log.write('relay_started', {
-        namespace,
-        output_topic: binding.outputTopic,
-        incarnation: binding.incarnation,
-        ...(faultExitAfterPublish ? { fault: relayFaultExitAfterPublish } : {}),
-      });
-      heartbeat = new HeartbeatWriter(
-        db.pool,
-        { namespace, workerId: relayId, role: 'relay', pid: process.pid },
-        () => ({ ...stats, output_topic: binding.outputTopic }),
-        log,
-      );
-      heartbeat.start();
-
-      // Each session takes the role lock on a fresh connection and publishes what is still
-      // pending: after an outage the outbox itself is the durable position.
-      let producer: SourceProducer | undefined;
-      const session: Session<'standby' | 'drained'> = async (progressed) => {
-        const lock = await RoleLock.open(databaseUrl, 'relay', namespace, applicationName);
-        try {
-          const standby = () => {
-            stats.state = 'standby';
-            log.write('relay_standby', { namespace });
-          };
-          if (!(await lock.acquire(stop.signal, standby))) return 'standby';
-          await checkTopic();
-          stats.state = 'active';
-          log.write('relay_active', { namespace });
-          producer ??= await SourceProducer.open({ brokers, clientId: `amends-relay-${relayId}`, deliveryTimeoutMs });
-          const relay = new OutboxRelay({
-            ...{ namespace, binding, pool: db.pool, lock, producer, log, faultExitAfterPublish, stats, outageBudgetMs },
-            onCycle: () => {
-              progressed();
-              metrics?.cycled();
-            },
-          });
-          await relay.run(stop.signal);
-          return 'drained';
-        } finally {
-          await lock.close();
-        }
-      };
-      closers.push(async () => producer?.close(producerCloseTimeoutMs));
-      const ended = await rideThrough(ride, session);
-      stats.state = 'stopped';
-      log.write('relay_stopped', {
-        state: ended ?? 'drained',
-        exit_code: 0,
-        published_rows: stats.published_rows,
-      });
-      return 0;
+      metrics = new RelayMetrics(registry, manifest.config.namespace, stats, scaffold.db.pool);
+      const faultExitAfterPublish = io.env.AMENDS_FAULT === relayFaultExitAfterPublish;
+      const run = { scaffold, relayId, manifest, databaseUrl, brokers, log, stats, metrics, outageBudgetMs };
+      return await relayUntilStopped({ ...run, faultExitAfterPublish }, manifestPath);
     } finally {
-      stop.detach();
-      await heartbeat?.stop();
-      for (const close of closers.reverse()) await close().catch(() => {});
+      await scaffold.close();
     }
   },
 });
+
+interface RelayRun {
+  scaffold: ProcessScaffold;
+  relayId: string;
+  manifest: Manifest;
+  databaseUrl: string;
+  brokers: string;
+  log: JsonLog;
+  stats: RelayStats;
+  metrics: RelayMetrics;
+  outageBudgetMs: number;
+  faultExitAfterPublish: boolean;
+}
+
+/** Binding, topic check, heartbeat, then sessions until the stop; 0 when stopped. */
+async function relayUntilStopped(run: RelayRun, manifestPath: string): Promise<number> {
+  const { scaffold, relayId, manifest, brokers, log, stats, faultExitAfterPublish } = run;
+  const namespace = manifest.config.namespace;
+  const binding = await scaffold.binding(manifestPath);
+  if (binding === undefined) return 0;
+  const checkTopic = () =>
+    withKafkaAdmin(brokers, `amends-relay-${relayId}`, (admin) => checkLiveBinding(admin, binding));
+  // Started while a broker or two are down (a supervisor's restart): ride that too.
+  if ((await rideThrough(scaffold.ride, () => checkTopic().then(() => true))) === undefined) return 0;
+  log.write('relay_started', {
+    namespace,
+    output_topic: binding.outputTopic,
+    incarnation: binding.incarnation,
+    ...(faultExitAfterPublish ? { fault: relayFaultExitAfterPublish } : {}),
+  });
+  scaffold.startHeartbeat(() => ({ ...stats, output_topic: binding.outputTopic }));
+  const ended = await rideThrough(scaffold.ride, relaySession(run, binding, checkTopic));
+  stats.state = 'stopped';
+  log.write('relay_stopped', { state: ended ?? 'drained', exit_code: 0, published_rows: stats.published_rows });
+  return 0;
+}
+
+/**
+ * Each session takes the role lock on a fresh connection and publishes what is still
+ * pending: after an outage the outbox itself is the durable position.
+ */
+function relaySession(
+  run: RelayRun,
+  binding: OutputBinding,
+  checkTopic: () => Promise<unknown>,
+): Session<'standby' | 'drained'> {
+  const { scaffold, relayId, manifest, databaseUrl, brokers, log, stats, metrics } = run;
+  const namespace = manifest.config.namespace;
+  let producer: SourceProducer | undefined;
+  scaffold.onClose(async () => producer?.close(producerCloseTimeoutMs));
+  return async (progressed) => {
+    const lock = await RoleLock.open(databaseUrl, 'relay', namespace, scaffold.applicationName);
+    try {
+      const standby = () => {
+        stats.state = 'standby';
+        log.write('relay_standby', { namespace });
+      };
+      if (!(await lock.acquire(scaffold.stopSignal, standby))) return 'standby';
+      await checkTopic();
+      stats.state = 'active';
+      log.write('relay_active', { namespace });
+      producer ??= await SourceProducer.open({ brokers, clientId: `amends-relay-${relayId}`, deliveryTimeoutMs });
+      const { faultExitAfterPublish, outageBudgetMs } = run;
+      const relay = new OutboxRelay({
+        ...{
+          namespace,
+          binding,
+          pool: scaffold.db.pool,
+          lock,
+          producer,
+          log,
+          faultExitAfterPublish,
+          stats,
+          outageBudgetMs,
+        },
+        onCycle: () => {
+          progressed();
+          metrics.cycled();
+        },
+      });
+      await relay.run(scaffold.stopSignal);
+      return 'drained';
+    } finally {
+      await lock.close();
+    }
+  };
+}

@@ -2,12 +2,11 @@ import type { NamespaceConfig } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
 import { OutputConsumer } from '../../kafka/output-consumer.js';
 import { operationalError } from '../../kernel/amends-error.js';
-import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
 import type { JsonLog } from '../../process/json-log.js';
 import { jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { rideThrough, type Session } from '../../process/ride-through.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
+import { type Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import type { OutputBinding } from '../../transport/output-binding.js';
 import { checkLiveBinding } from '../../transport/output-binding.js';
 import { OutputView, readViewPartitions } from '../../transport/output-view.js';
@@ -16,9 +15,9 @@ import { ViewMetrics } from '../../transport/view-metrics.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { observabilityFlags } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, registeredBindingRiding, stopOnSignals } from '../process-setup.js';
+import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 
 /** Records per poll and per view transaction. */
 const pollRecordsMax = 500;
@@ -67,93 +66,100 @@ export const viewCommand = defineCommand({
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(manifestPath);
-    const namespace = manifest.config.namespace;
     const log = jsonLog(io.stderr, { view: viewId }, logLevelFrom(cli.flags.logLevel, io.env));
-    const applicationName = `amends view ${viewId}`;
     const registry = newMetricsRegistry();
-    const metrics = new ViewMetrics(registry, namespace);
-    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
-
-    const stop = stopOnSignals(log);
-    const ride = { budgetMs: outageBudgetMs, signal: stop.signal, log, role: 'view' };
-    // Started while the database restarts (a supervisor's restart): wait for it within the budget.
-    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
-    if (db === undefined) return 0;
-    const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    if (server !== undefined) closers.unshift(() => server.close());
-    let state = 'standby';
-    let view: OutputView | undefined;
-    let heartbeat: HeartbeatWriter | undefined;
+    const metrics = new ViewMetrics(registry, manifest.config.namespace);
+    const scaffold = await ProcessScaffold.open({
+      ...{ role: 'view', id: viewId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      metricsAddr: cli.flags.metricsAddr,
+      readiness: () => metrics.readiness(),
+    });
+    if (scaffold === undefined) return 0;
     try {
-      const binding = await registeredBindingRiding(ride, db, manifest, manifestPath, databaseUrl);
+      const binding = await scaffold.binding(manifestPath);
       if (binding === undefined) return 0;
-      const checkTopic = () =>
-        withKafkaAdmin(brokers, `amends-view-${viewId}`, async (admin) => {
-          await checkLiveBinding(admin, binding);
-          return admin.listOffsets(
-            binding.outputTopic,
-            Array.from({ length: binding.partitions }, (_, p) => p),
-            'read-committed-end',
-          );
-        });
-      // Started while a broker or two are down (a supervisor's restart): ride that too.
-      if ((await rideThrough(ride, () => checkTopic().then(() => true))) === undefined) return 0;
-      log.write('view_started', { namespace, output_topic: binding.outputTopic, incarnation: binding.incarnation });
-      heartbeat = new HeartbeatWriter(
-        db.pool,
-        { namespace, workerId: viewId, role: 'view', pid: process.pid },
-        () => ({
-          state,
-          output_topic: binding.outputTopic,
-          partitions: view
-            ? [...view.positions].map(([partition, frontier]) => ({
-                partition,
-                state,
-                frontier,
-                ...view?.counts.get(partition),
-              }))
-            : [],
-        }),
-        log,
-      );
-      heartbeat.start();
-
-      // One output consumer for every session: each assigns it at the frontiers it read.
-      let consumer: OutputConsumer | undefined;
-      closers.push(async () => consumer?.close());
-      const env: ViewEnv = { namespace, config: manifest.config, binding, databaseUrl, db, log, metrics };
-      const session: Session<'standby' | 'drained'> = async (progressed) => {
-        const lock = await RoleLock.open(databaseUrl, 'view', namespace, applicationName);
-        try {
-          if (!(await lock.acquire(stop.signal, () => log.write('view_standby', { namespace })))) return 'standby';
-          view = await activateView(env, await checkTopic());
-          state = 'active';
-          progressed(); // both answered: an outage, if any, is over
-          consumer ??= await OutputConsumer.open(
-            brokers,
-            namespace,
-            binding.outputTopic,
-            `amends-view-${viewId}`,
-            (detail) => log.write('kafka_client', { detail }, 'warn'),
-          );
-          await applyUntilStopped(consumer, view, lock, stop.signal, env, progressed);
-          return 'drained';
-        } finally {
-          await lock.close();
-        }
-      };
-      const ended = await rideThrough(ride, session);
-      // The last heartbeat (in finally) says it ended cleanly, whatever it was doing.
-      state = 'stopped';
-      log.write('view_stopped', { state: ended ?? 'drained', exit_code: 0 });
-      return 0;
+      const { namespace } = manifest.config;
+      const env: ViewEnv = { namespace, config: manifest.config, binding, databaseUrl, db: scaffold.db, log, metrics };
+      return await viewUntilStopped(env, scaffold, brokers, viewId);
     } finally {
-      stop.detach();
-      await heartbeat?.stop();
-      for (const close of closers.reverse()) await close().catch(() => {});
+      await scaffold.close();
     }
   },
 });
+
+/** The topic check, heartbeat, then sessions until the stop; 0 when stopped. */
+async function viewUntilStopped(
+  env: ViewEnv,
+  scaffold: ProcessScaffold,
+  brokers: string,
+  viewId: string,
+): Promise<number> {
+  const { namespace, binding, log } = env;
+  const checkTopic = () =>
+    withKafkaAdmin(brokers, `amends-view-${viewId}`, async (admin) => {
+      await checkLiveBinding(admin, binding);
+      return admin.listOffsets(
+        binding.outputTopic,
+        Array.from({ length: binding.partitions }, (_, p) => p),
+        'read-committed-end',
+      );
+    });
+  // Started while a broker or two are down (a supervisor's restart): ride that too.
+  if ((await rideThrough(scaffold.ride, () => checkTopic().then(() => true))) === undefined) return 0;
+  log.write('view_started', { namespace, output_topic: binding.outputTopic, incarnation: binding.incarnation });
+  const live: LiveView = { state: 'standby', view: undefined };
+  scaffold.startHeartbeat(() => viewHeartbeat(live, binding));
+  // One output consumer for every session: each assigns it at the frontiers it read.
+  let consumer: OutputConsumer | undefined;
+  scaffold.onClose(async () => consumer?.close());
+  const session: Session<'standby' | 'drained'> = async (progressed) => {
+    const lock = await RoleLock.open(env.databaseUrl, 'view', namespace, scaffold.applicationName);
+    try {
+      if (!(await lock.acquire(scaffold.stopSignal, () => log.write('view_standby', { namespace })))) return 'standby';
+      const view = await activateView(env, await checkTopic());
+      Object.assign(live, { state: 'active', view });
+      progressed(); // both answered: an outage, if any, is over
+      const onClientError = (detail: string) => log.write('kafka_client', { detail }, 'warn');
+      consumer ??= await OutputConsumer.open(
+        brokers,
+        namespace,
+        binding.outputTopic,
+        `amends-view-${viewId}`,
+        onClientError,
+      );
+      await applyUntilStopped(consumer, view, lock, scaffold.stopSignal, env, progressed);
+      return 'drained';
+    } finally {
+      await lock.close();
+    }
+  };
+  const ended = await rideThrough(scaffold.ride, session);
+  // The last heartbeat (at close) says it ended cleanly, whatever it was doing.
+  live.state = 'stopped';
+  log.write('view_stopped', { state: ended ?? 'drained', exit_code: 0 });
+  return 0;
+}
+
+/** What the heartbeat tells of the view: its state and each partition's frontier and counts. */
+interface LiveView {
+  state: 'standby' | 'active' | 'stopped';
+  view: OutputView | undefined;
+}
+
+function viewHeartbeat({ state, view }: LiveView, binding: OutputBinding): Record<string, unknown> {
+  return {
+    state,
+    output_topic: binding.outputTopic,
+    partitions: view
+      ? [...view.positions].map(([partition, frontier]) => ({
+          partition,
+          state,
+          frontier,
+          ...view.counts.get(partition),
+        }))
+      : [],
+  };
+}
 
 interface ViewEnv {
   namespace: string;

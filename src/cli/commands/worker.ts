@@ -12,14 +12,14 @@
 import { mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { Manifest } from '../../domain/config.js';
 import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '../../kafka/group-offset-commits.js';
 import { KafkaSourceConsumer } from '../../kafka/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../kafka/kafka-source-observer.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { stateText } from '../../machines/state-text.js';
 import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
-import { HeartbeatWriter } from '../../process/heartbeat-writer.js';
-import { jsonLog, logLevelFrom } from '../../process/json-log.js';
+import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { withProcessAttemptLog } from '../../process/process-attempt-log.js';
 import { rideWatcher } from '../../process/ride-log.js';
@@ -27,18 +27,21 @@ import { rideThrough } from '../../process/ride-through.js';
 import { WorkerMetrics } from '../../process/worker-metrics.js';
 import { withWorkerFaultHooks } from '../../showcase/worker-fault-hooks.js';
 import { withBatchPrefetch } from '../../store/batch-prefetch.js';
-import { Database, databaseUrlFrom } from '../../store/postgres.js';
+import { databaseUrlFrom } from '../../store/postgres.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags, startMetricsEndpoint } from '../observability-flags.js';
+import { observabilityFlags } from '../observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { processIdentity, registerRiding, stopOnSignals } from '../process-setup.js';
+import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
+/** The broker's default group.min.session.timeout.ms is 6000 (the default here); the flag refuses below 1 s. */
+const sessionTimeoutMinMs = 1_000;
+const sessionTimeoutDefaultMs = 6_000;
 
 /** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
 const closeTimeoutMs = 15_000;
@@ -72,7 +75,7 @@ export const workerCommand = defineCommand({
     --batch-size N             records per poll and per transaction (default 1)
     --instance-id ID           static group membership (KIP-345): a restarted worker with
                                the same id gets its partitions back without a rebalance
-    --session-timeout-ms N     group session timeout (default 6000, the broker minimum)
+    --session-timeout-ms N     group session timeout (default ${sessionTimeoutDefaultMs}, the broker minimum)
     --outage-budget-s S        how long an outage may last before exit 1 (default 30, at most
                                ${outageBudgetMaxS}: a riding worker does not poll, and budget + 20 s
                                stays below max.poll.interval.ms); 0: exit at the first one
@@ -89,7 +92,7 @@ export const workerCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     batchSize: { type: 'number', default: 1 },
     instanceId: { type: 'string' },
-    sessionTimeoutMs: { type: 'number', default: 6000 },
+    sessionTimeoutMs: { type: 'number', default: sessionTimeoutDefaultMs },
     ...outageBudgetFlag,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
@@ -102,167 +105,183 @@ export const workerCommand = defineCommand({
     if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > batchSizeMax) {
       throw usageError(`--batch-size must be an integer in [1, ${batchSizeMax}]`);
     }
-    if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < 1000) {
-      throw usageError('--session-timeout-ms must be an integer of at least 1000');
+    if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < sessionTimeoutMinMs) {
+      throw usageError(`--session-timeout-ms must be an integer of at least ${sessionTimeoutMinMs}`);
     }
     const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
     const workerId = processIdentity(instanceId, cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
-    const namespace = manifest.config.namespace;
     // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
     const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
     const logLevel = logLevelFrom(cli.flags.logLevel, io.env);
     const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId }, logLevel);
     const registry = newMetricsRegistry();
-    const metrics = new WorkerMetrics(registry, namespace);
-    const server = await startMetricsEndpoint(cli.flags.metricsAddr, io.env, registry, () => metrics.readiness(), log);
-
-    const applicationName = `amends worker ${workerId}`;
-    // Until the runtime takes the signals: a stop while the start waits out an outage.
-    const startup = stopOnSignals(log);
-    const ride = { budgetMs: outageBudgetMs, signal: startup.signal, log, role: 'worker' };
-    // Started while the database or the broker restarts (a supervisor's restart): wait for them
+    const metrics = new WorkerMetrics(registry, manifest.config.namespace);
+    // Started while the database restarts (a supervisor's restart): the scaffold waits for it
     // within the outage budget, as the running worker would.
-    const db = await rideThrough(ride, () => Database.open(databaseUrl, applicationName));
-    if (db === undefined) return 0;
-    const closers: (() => Promise<unknown>)[] = [() => db.close()];
-    if (server !== undefined) closers.unshift(() => server.close());
-    const closeAll = async () => {
-      for (const close of closers.reverse()) await close().catch(() => {});
-    };
+    const scaffold = await ProcessScaffold.open({
+      ...{ role: 'worker', id: workerId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      metricsAddr: cli.flags.metricsAddr,
+      readiness: () => metrics.readiness(),
+    });
+    if (scaffold === undefined) return 0;
     try {
-      if (!(await registerRiding(ride, db, manifest, databaseUrl))) return 0;
-      const store = new PostgresState(db, manifest.config, {
-        applicationName,
-        workerId,
-        onCommitted: (partition, outcomes) => metrics.committed(partition, outcomes),
-      });
-      closers.push(() => store.close());
-      // While the group forms: the store's session opens and parses its statements, so the
-      // first batch after a claim does not pay for it. A failure here is only logged: the
-      // claim and the batch report (and retry) their own.
-      const warmStartedMs = Date.now();
-      store.warm(AbortSignal.timeout(closeTimeoutMs)).then(
-        ({ rounds, sent }) =>
-          log.write('store_warmed', { rounds, statements_sent: sent, elapsed_ms: Date.now() - warmStartedMs }, 'debug'),
-        (error: unknown) => log.write('store_warm_failed', { detail: (error as Error).message }, 'warn'),
-      );
-      const openObserver = () =>
-        KafkaSourceObserver.open({
-          brokers,
-          topic: manifest.source_topic,
-          incarnation: manifest.config.source_incarnation,
-          partitions: manifest.config.partitions,
-          clientId: `amends-worker-${workerId}`,
-        }).catch((error: unknown) => {
-          throw operationalError(
-            `cannot observe source topic ${manifest.source_topic} on ${brokers}: ${(error as Error).message}`,
-            error,
-          );
-        });
-      const observer = await rideThrough(ride, openObserver);
-      if (observer === undefined) return 0;
-      closers.push(() => observer.close());
-
-      // The runtime exists before the consumer can call back: callbacks only fire inside poll.
-      let runtime: WorkerRuntime | undefined;
-      const consumer = new KafkaSourceConsumer({
-        brokers,
-        namespace,
-        topic: manifest.source_topic,
-        ...(instanceId === undefined ? {} : { instanceId }),
-        sessionTimeoutMs,
-        clientId: `amends-worker-${workerId}`,
-        onAssigned: (partitions) => {
-          metrics.assigned();
-          runtime?.partitionsAssigned(partitions);
-        },
-        onRevoked: (lost) => runtime?.partitionsRevoked(lost),
-        onClientError: (detail) => log.write('kafka_client', { detail }, 'warn'),
-        onGroupOffsetCommit: ({ ok, detail }) => {
-          metrics.groupOffsetCommitted(ok);
-          if (!ok) log.write('group_offset_commit_failed', { namespace, detail }, 'warn');
-        },
-      });
-      closers.push(() => consumer.close(AbortSignal.timeout(closeTimeoutMs)));
-      const dashboard: WorkerDashboard | undefined =
-        logFile === null
-          ? undefined
-          : startWorkerDashboard({
-              databaseUrl,
-              brokers,
-              manifest,
-              workerId,
-              logFile,
-              onQuit: () => onSignal('SIGINT'),
-            });
-      // Owned fault points (showcase and tests only): nothing is read without AMENDS_FAULT_CONTROL.
-      const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), io.env, log);
-      closers.push(async () => faults.close());
-      // Counted at the edges (worker-metrics.ts); the durable frontiers also go to the group.
-      const groupCommits = new CoalescedCommits((partition, frontier) => {
-        consumer.commitFrontier(partition, frontier);
-      });
-      const state = withGroupOffsetCommits(metrics.countingState(faults.state), groupCommits);
-      const watchRides = rideWatcher(log, () => metrics.rode());
-      runtime = createWorkerRuntime({
-        namespace,
-        batchSize,
-        outageBudgetMs,
-        ports: {
-          state,
-          source: metrics.observingSource(observer),
-          consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, groupCommits), store)),
-        },
-        inspect: (event) => {
-          metrics.inspect(event);
-          watchRides(event);
-          dashboard?.inspect(event);
-        },
-      });
-      metrics.attach(() => (runtime as WorkerRuntime).summary());
-      const heartbeat = new HeartbeatWriter(
-        db.pool,
-        { namespace, workerId, role: 'worker', pid: process.pid },
-        () => heartbeatState((runtime as WorkerRuntime).summary()),
-        log,
-      );
-      const onSignal = (signal: NodeJS.Signals) => {
-        log.write('signal', { signal });
-        runtime?.stop(signal);
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      startup.detach();
-      if (startup.signal.aborted) runtime.stop('SIGTERM');
-      log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
-      heartbeat.start();
-      runtime.start();
-      dashboard?.start(() => (runtime as WorkerRuntime).summary());
-      let output: Awaited<WorkerRuntime['done']>;
-      try {
-        output = await runtime.done;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        await heartbeat.stop();
-        await dashboard?.close();
-      }
-      log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
-      if (output.exitCode !== 0) {
-        const f = output.failure;
-        const where = f?.partition === null || f?.partition === undefined ? '' : `partition ${f.partition}: `;
-        throw operationalError(`${where}${f?.detail ?? 'the worker failed'} (${f?.reason ?? 'unknown reason'})`);
-      }
-      return 0;
+      const run = { scaffold, manifest, workerId, databaseUrl, brokers, log, metrics, logFile };
+      return await runWorker({ ...run, batchSize, instanceId, sessionTimeoutMs, outageBudgetMs, env: io.env });
     } finally {
-      startup.detach();
-      await closeAll();
+      await scaffold.close();
     }
   },
 });
+
+interface WorkerRun {
+  scaffold: ProcessScaffold;
+  manifest: Manifest;
+  workerId: string;
+  databaseUrl: string;
+  brokers: string;
+  log: JsonLog;
+  metrics: WorkerMetrics;
+  /** --tui: where the log lines go while the dashboard has the screen. */
+  logFile: string | null;
+  batchSize: number;
+  instanceId: string | undefined;
+  sessionTimeoutMs: number;
+  outageBudgetMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Store, observer, consumer and dashboard around the runtime; resolves with the exit code. */
+async function runWorker(run: WorkerRun): Promise<number> {
+  const { scaffold, manifest, log, metrics, batchSize, outageBudgetMs } = run;
+  const store = openStore(run);
+  const observer = await rideThrough(scaffold.ride, () => openObserver(run));
+  if (observer === undefined) return 0;
+  scaffold.onClose(() => observer.close());
+  // The runtime exists before the consumer can call back: callbacks only fire inside poll.
+  const holder: { runtime?: WorkerRuntime } = {};
+  const consumer = newConsumer(run, holder);
+  const dashboard = run.logFile === null ? undefined : openDashboard(run, run.logFile);
+  // Owned fault points (showcase and tests only): nothing is read without AMENDS_FAULT_CONTROL.
+  const namespace = manifest.config.namespace;
+  const faults = withWorkerFaultHooks(withProcessAttemptLog(store, namespace, log), run.env, log);
+  scaffold.onClose(async () => faults.close());
+  // Counted at the edges (worker-metrics.ts); the durable frontiers also go to the group.
+  const groupCommits = new CoalescedCommits((partition, frontier) => consumer.commitFrontier(partition, frontier));
+  const state = withGroupOffsetCommits(metrics.countingState(faults.state), groupCommits);
+  const watchRides = rideWatcher(log, () => metrics.rode());
+  const runtime = createWorkerRuntime({
+    ...{ namespace, batchSize, outageBudgetMs },
+    ports: {
+      state,
+      source: metrics.observingSource(observer),
+      consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, groupCommits), store)),
+    },
+    inspect: (event) => {
+      metrics.inspect(event);
+      watchRides(event);
+      dashboard?.inspect(event);
+    },
+  });
+  holder.runtime = runtime;
+  return awaitRuntime(run, runtime, dashboard);
+}
+
+/**
+ * The PostgreSQL State. While the group forms its session opens and parses its statements,
+ * so the first batch after a claim does not pay for it. A failure there is only logged: the
+ * claim and the batch report (and retry) their own.
+ */
+function openStore({ scaffold, manifest, workerId, log, metrics }: WorkerRun): PostgresState {
+  const store = new PostgresState(scaffold.db, manifest.config, {
+    applicationName: scaffold.applicationName,
+    workerId,
+    onCommitted: (partition, outcomes) => metrics.committed(partition, outcomes),
+  });
+  scaffold.onClose(() => store.close());
+  const warmStartedMs = Date.now();
+  store.warm(AbortSignal.timeout(closeTimeoutMs)).then(
+    ({ rounds, sent }) =>
+      log.write('store_warmed', { rounds, statements_sent: sent, elapsed_ms: Date.now() - warmStartedMs }, 'debug'),
+    (error: unknown) => log.write('store_warm_failed', { detail: (error as Error).message }, 'warn'),
+  );
+  return store;
+}
+
+/** The source observer (worker.md §2), or one line naming the topic and brokers. */
+function openObserver({ manifest, brokers, workerId }: WorkerRun): Promise<KafkaSourceObserver> {
+  return KafkaSourceObserver.open({
+    brokers,
+    topic: manifest.source_topic,
+    incarnation: manifest.config.source_incarnation,
+    partitions: manifest.config.partitions,
+    clientId: `amends-worker-${workerId}`,
+  }).catch((error: unknown) => {
+    throw operationalError(
+      `cannot observe source topic ${manifest.source_topic} on ${brokers}: ${(error as Error).message}`,
+      error,
+    );
+  });
+}
+
+/** The group consumer; its rebalance callbacks reach the runtime once it exists. */
+function newConsumer(run: WorkerRun, holder: { runtime?: WorkerRuntime }): KafkaSourceConsumer {
+  const { scaffold, manifest, brokers, workerId, instanceId, sessionTimeoutMs, log, metrics } = run;
+  const namespace = manifest.config.namespace;
+  const consumer = new KafkaSourceConsumer({
+    brokers,
+    namespace,
+    topic: manifest.source_topic,
+    ...(instanceId === undefined ? {} : { instanceId }),
+    sessionTimeoutMs,
+    clientId: `amends-worker-${workerId}`,
+    onAssigned: (partitions) => {
+      metrics.assigned();
+      holder.runtime?.partitionsAssigned(partitions);
+    },
+    onRevoked: (lost) => holder.runtime?.partitionsRevoked(lost),
+    onClientError: (detail) => log.write('kafka_client', { detail }, 'warn'),
+    onGroupOffsetCommit: ({ ok, detail }) => {
+      metrics.groupOffsetCommitted(ok);
+      if (!ok) log.write('group_offset_commit_failed', { namespace, detail }, 'warn');
+    },
+  });
+  scaffold.onClose(() => consumer.close(AbortSignal.timeout(closeTimeoutMs)));
+  return consumer;
+}
+
+/** `--tui`: this worker's dashboard; q or Ctrl-C asks the worker to drain. */
+function openDashboard(run: WorkerRun, logFile: string): WorkerDashboard {
+  const { scaffold, databaseUrl, brokers, manifest, workerId } = run;
+  const onQuit = () => scaffold.requestStop('SIGINT');
+  const dashboard = startWorkerDashboard({ databaseUrl, brokers, manifest, workerId, logFile, onQuit });
+  scaffold.onClose(() => dashboard.close());
+  return dashboard;
+}
+
+/** Runs the runtime until it is done; a stop drains it; a failure is one line, exit 1. */
+async function awaitRuntime(run: WorkerRun, runtime: WorkerRuntime, dashboard?: WorkerDashboard): Promise<number> {
+  const { scaffold, manifest, log, metrics, batchSize } = run;
+  metrics.attach(() => runtime.summary());
+  const stopRuntime = () => runtime.stop(String(scaffold.stopSignal.reason ?? 'SIGTERM'));
+  if (scaffold.stopSignal.aborted) stopRuntime();
+  else scaffold.stopSignal.addEventListener('abort', stopRuntime, { once: true });
+  const namespace = manifest.config.namespace;
+  log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
+  scaffold.startHeartbeat(() => heartbeatState(runtime.summary()));
+  runtime.start();
+  dashboard?.start(() => runtime.summary());
+  const output = await runtime.done;
+  log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
+  if (output.exitCode !== 0) {
+    const f = output.failure;
+    const where = f?.partition === null || f?.partition === undefined ? '' : `partition ${f.partition}: `;
+    throw operationalError(`${where}${f?.detail ?? 'the worker failed'} (${f?.reason ?? 'unknown reason'})`);
+  }
+  return 0;
+}
 
 /** A log file written one whole line per synchronous write, like stderr (json-log.ts). */
 function appendOnlyFile(path: string): NodeJS.WritableStream {

@@ -1,0 +1,157 @@
+/**
+ * What every long-running process (worker, relay, view) does the same way around its own
+ * work: name itself, serve its metrics, stop on SIGINT/SIGTERM, open the database and
+ * register the namespace (both riding an outage, worker.md §6: a supervisor restarts a
+ * process while the database is still away), beat its heartbeat, and close what it opened
+ * in reverse order, whatever happened.
+ */
+import { hostname } from 'node:os';
+import type { Registry } from 'prom-client';
+import type { Manifest } from '../domain/config.js';
+import { usageError } from '../kernel/amends-error.js';
+import { HeartbeatWriter, type ProcessRole } from '../process/heartbeat-writer.js';
+import type { JsonLog } from '../process/json-log.js';
+import type { Readiness } from '../process/metrics-server.js';
+import { type RideOptions, rideThrough } from '../process/ride-through.js';
+import { registerNamespace } from '../store/namespace-registry.js';
+import { Database, describeDatabaseError } from '../store/postgres.js';
+import { type OutputBinding, requireBinding } from '../transport/output-binding.js';
+import { startMetricsEndpoint } from './observability-flags.js';
+
+const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** Checks `--instance-id` and stray arguments; the id is the flag or host-pid. */
+export function processIdentity(instanceId: string | undefined, input: readonly string[]): string {
+  if (instanceId !== undefined && !instanceIdPattern.test(instanceId)) {
+    throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
+  }
+  if (input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(input[0])}`);
+  return instanceId ?? `${hostname()}-${process.pid}`;
+}
+
+export interface ScaffoldOptions {
+  role: ProcessRole;
+  /** `processIdentity`'s answer. */
+  id: string;
+  manifest: Manifest;
+  databaseUrl: string;
+  outageBudgetMs: number;
+  log: JsonLog;
+  /** `--metrics-addr` (or AMENDS_METRICS_ADDR in `env`); off when neither is set. */
+  metricsAddr: string | undefined;
+  env: NodeJS.ProcessEnv;
+  registry: Registry;
+  readiness: () => Readiness;
+}
+
+type Closer = () => Promise<unknown>;
+
+export class ProcessScaffold {
+  private readonly closers: Closer[] = [];
+  private heartbeat: HeartbeatWriter | undefined;
+  private readonly stopping = new AbortController();
+  private readonly onSignal = (signal: NodeJS.Signals) => this.requestStop(signal);
+  /** PostgreSQL's application_name of every session: `amends <role> <id>`. */
+  readonly applicationName: string;
+  readonly ride: RideOptions;
+  private database: Database | undefined;
+
+  private constructor(private readonly options: ScaffoldOptions) {
+    this.applicationName = `amends ${options.role} ${options.id}`;
+    this.ride = {
+      budgetMs: options.outageBudgetMs,
+      signal: this.stopping.signal,
+      log: options.log,
+      role: options.role,
+    };
+    process.on('SIGINT', this.onSignal);
+    process.on('SIGTERM', this.onSignal);
+  }
+
+  /**
+   * Metrics endpoint, signals, database, registration. Undefined when a stop came while it
+   * waited out an outage (the caller exits 0); what it opened is closed then.
+   */
+  static async open(options: ScaffoldOptions): Promise<ProcessScaffold | undefined> {
+    const { metricsAddr, env, registry, readiness, log } = options;
+    const server = await startMetricsEndpoint(metricsAddr, env, registry, readiness, log);
+    const scaffold = new ProcessScaffold(options);
+    if (server !== undefined) scaffold.onClose(() => server.close());
+    try {
+      if (await scaffold.openDatabase()) return scaffold;
+    } catch (error) {
+      await scaffold.close();
+      throw error;
+    }
+    await scaffold.close();
+    return undefined;
+  }
+
+  /** Fired by SIGINT/SIGTERM or `requestStop`; its reason is the signal's name. */
+  get stopSignal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  get db(): Database {
+    if (this.database === undefined) throw new Error('the scaffold has no database before open');
+    return this.database;
+  }
+
+  /** Logs the stop and fires `stopSignal` (a signal, or the dashboard's quit key). */
+  requestStop(signal: NodeJS.Signals): void {
+    this.options.log.write('signal', { signal });
+    this.stopping.abort(signal);
+  }
+
+  /** `close` runs after everything registered later (reverse order), its failure ignored. */
+  onClose(close: Closer): void {
+    this.closers.push(close);
+  }
+
+  /** One heartbeat row about once a second (heartbeat-writer.ts); its last beat is written at close. */
+  startHeartbeat(summarize: () => Record<string, unknown>): void {
+    const { role, id, manifest, log } = this.options;
+    const identity = { namespace: manifest.config.namespace, workerId: id, role, pid: process.pid };
+    this.heartbeat = new HeartbeatWriter(this.db.pool, identity, summarize, log);
+    this.heartbeat.start();
+  }
+
+  /** The namespace's output binding (relay, view), riding an outage; undefined on a stop. */
+  binding(manifestPath: string): Promise<OutputBinding | undefined> {
+    const namespace = this.options.manifest.config.namespace;
+    return rideThrough(this.ride, () =>
+      requireBinding(this.db.pool, namespace, manifestPath).catch((error: unknown) => {
+        throw describeDatabaseError(
+          error,
+          this.options.databaseUrl,
+          `reading the output binding of namespace ${namespace}`,
+        );
+      }),
+    );
+  }
+
+  /** Signals off, the last heartbeat, then every closer in reverse order. */
+  async close(): Promise<void> {
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
+    await this.heartbeat?.stop();
+    for (const close of this.closers.splice(0).reverse()) await close().catch(() => {});
+  }
+
+  /** Opens the database and registers the namespace (worker.md §1), each riding an outage. */
+  private async openDatabase(): Promise<boolean> {
+    const { databaseUrl, manifest } = this.options;
+    const db = await rideThrough(this.ride, () => Database.open(databaseUrl, this.applicationName));
+    if (db === undefined) return false;
+    this.database = db;
+    this.onClose(() => db.close());
+    const register = () =>
+      registerNamespace(db.pool, manifest).then(
+        () => true,
+        (error: unknown) => {
+          throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
+        },
+      );
+    return (await rideThrough(this.ride, register)) === true;
+  }
+}
