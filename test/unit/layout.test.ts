@@ -1,0 +1,116 @@
+/**
+ * The source layout a newcomer relies on (style.md, issue 18): src has only the spec's rooms
+ * plus the kernel and the process room; a room imports only rooms below it; the pure rooms
+ * import no I/O; no function is longer than 80 lines except the named declarative literals.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const src = join(import.meta.dirname, '..', '..', 'src');
+
+/** Lower rank first; a room may import only rooms of a lower rank (or itself). */
+const roomRanks: Record<string, number> = {
+  kernel: 0,
+  domain: 1,
+  machines: 2,
+  process: 3,
+  store: 4,
+  kafka: 4,
+  transport: 5,
+  verify: 6,
+  showcase: 7,
+  tui: 8,
+  bench: 8,
+  cli: 9,
+};
+const pureRooms = new Set(['kernel', 'domain', 'machines']);
+/** Packages the pure rooms may import: the statechart library and deterministic hashing. */
+const pureImports = new Set(['xstate', 'node:crypto']);
+const functionLinesMax = 80;
+/** Declarative literals allowed past the limit: `file:function` (issue 18 names the kind). */
+const longLiterals = new Set<string>([]);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
+  });
+}
+
+const files = sourceFiles(src).map((path) => {
+  const text = readFileSync(path, 'utf8');
+  const name = relative(src, path);
+  return { name, room: name.split('/')[0] ?? '', source: ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true) };
+});
+
+function importsOf(source: ts.SourceFile): string[] {
+  return source.statements.flatMap((s) =>
+    (ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) &&
+    s.moduleSpecifier !== undefined &&
+    ts.isStringLiteral(s.moduleSpecifier)
+      ? [s.moduleSpecifier.text]
+      : [],
+  );
+}
+
+/** The room a relative import lands in, or undefined for a package. */
+function importedRoom(fileName: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = relative(src, join(src, fileName, '..', specifier));
+  return target.split('/')[0];
+}
+
+describe('source layout', () => {
+  it('has only the rooms, each file inside one', () => {
+    const rooms = new Set(files.map((f) => f.room));
+    expect([...rooms].filter((r) => !(r in roomRanks))).toEqual([]);
+    expect(files.filter((f) => !f.name.includes('/')).map((f) => f.name)).toEqual([]);
+  });
+
+  it('imports only downward; the pure rooms import no I/O', () => {
+    const upward: string[] = [];
+    const impure: string[] = [];
+    for (const f of files) {
+      for (const specifier of importsOf(f.source)) {
+        const room = importedRoom(f.name, specifier);
+        if (room === undefined) {
+          if (pureRooms.has(f.room) && !pureImports.has(specifier)) impure.push(`${f.name} imports ${specifier}`);
+        } else if (room !== f.room && !((roomRanks[room] ?? 99) < (roomRanks[f.room] ?? -1))) {
+          upward.push(`${f.name} imports ${specifier}`);
+        }
+      }
+    }
+    expect(upward).toEqual([]);
+    expect(impure).toEqual([]);
+  });
+
+  it(`has no function over ${functionLinesMax} lines but the named declarative literals`, () => {
+    const long: string[] = [];
+    for (const { name, source } of files) {
+      const visit = (node: ts.Node): void => {
+        if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+          const lines = lineOf(source, node.end) - lineOf(source, node.getStart(source)) + 1;
+          const id = `${name}:${functionName(node, source)}`;
+          if (lines > functionLinesMax && !longLiterals.has(id)) long.push(`${id} (${lines} lines)`);
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(source);
+    }
+    expect(long).toEqual([]);
+  });
+});
+
+function lineOf(source: ts.SourceFile, position: number): number {
+  return source.getLineAndCharacterOfPosition(position).line;
+}
+
+function functionName(node: ts.SignatureDeclaration, source: ts.SourceFile): string {
+  if (node.name !== undefined) return node.name.getText(source);
+  const parent = node.parent;
+  if (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) return parent.name.getText(source);
+  return `(anonymous at line ${lineOf(source, node.getStart(source)) + 1})`;
+}
