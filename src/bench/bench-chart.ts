@@ -14,7 +14,25 @@ export async function renderChart(r: AnyBenchResult): Promise<string> {
   return render('scale' in r ? scaleSpec(r) : fullSpec(r));
 }
 
+/** One side of a chart: each is a declarative Vega-Lite literal over the figures it shows. */
+type Panel = Extract<vegaLite.TopLevelSpec, { hconcat: unknown }>['hconcat'][number];
+
+const schema = 'https://vega.github.io/schema/vega-lite/v6.json';
+const chartConfig = { font: 'sans-serif', view: { stroke: null } };
+
 function fullSpec(r: BenchResult): vegaLite.TopLevelSpec {
+  return {
+    $schema: schema,
+    title: {
+      text: `amends benchmark ${r.run_id}`,
+      subtitle: `${r.backlog.records.toLocaleString('en')} records, 2 partitions, 2 processes each`,
+    },
+    config: chartConfig,
+    hconcat: [throughputPanel(r), latencyPanel(r)],
+  };
+}
+
+function throughputPanel(r: BenchResult): Panel {
   const t = r.throughput;
   const bars = [
     { run: 'batch 1', rps: Math.round(t.batch1_rps), kind: 'amends' },
@@ -23,93 +41,78 @@ function fullSpec(r: BenchResult): vegaLite.TopLevelSpec {
     { run: 'Connect-style sink', rps: Math.round(t.connect_rps), kind: 'reference' },
     { run: 'naive baseline', rps: Math.round(t.naive_rps), kind: 'reference' },
   ];
+  return {
+    title: 'throughput (records/s, 2 processes)',
+    width: 260,
+    height: 220,
+    data: { values: bars },
+    layer: [
+      {
+        mark: { type: 'bar' },
+        encoding: {
+          x: { field: 'run', type: 'nominal', sort: null, title: null, axis: { labelAngle: 0 } },
+          y: { field: 'rps', type: 'quantitative', title: 'records/s' },
+          color: {
+            field: 'kind',
+            type: 'nominal',
+            scale: { domain: ['amends', 'reference'], range: ['#4c78a8', '#bab0ac'] },
+            legend: null,
+          },
+        },
+      },
+      {
+        mark: { type: 'text', dy: -6 },
+        encoding: {
+          x: { field: 'run', type: 'nominal', sort: null },
+          y: { field: 'rps', type: 'quantitative' },
+          text: { field: 'rps', type: 'quantitative', format: ',' },
+        },
+      },
+    ],
+  };
+}
+
+function latencyPanel(r: BenchResult): Panel {
   const percentiles = [
     { label: `p50 ${r.latency_ms.p50.toFixed(0)} ms`, ms: r.latency_ms.p50 },
     { label: `p99 ${r.latency_ms.p99.toFixed(0)} ms`, ms: r.latency_ms.p99 },
   ];
-  const spec: vegaLite.TopLevelSpec = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: {
-      text: `amends benchmark ${r.run_id}`,
-      subtitle: `${r.backlog.records.toLocaleString('en')} records, 2 partitions, 2 processes each`,
-    },
-    config: { font: 'sans-serif', view: { stroke: null } },
-    hconcat: [
+  return {
+    title: `publish -> view latency at ${Math.round(r.latency_ms.offered_rps)} records/s (n=${r.latency_ms.samples})`,
+    width: 360,
+    height: 220,
+    layer: [
       {
-        title: 'throughput (records/s, 2 processes)',
-        width: 260,
-        height: 220,
-        data: { values: bars },
-        layer: [
-          {
-            mark: { type: 'bar' },
-            encoding: {
-              x: { field: 'run', type: 'nominal', sort: null, title: null, axis: { labelAngle: 0 } },
-              y: { field: 'rps', type: 'quantitative', title: 'records/s' },
-              color: {
-                field: 'kind',
-                type: 'nominal',
-                scale: { domain: ['amends', 'reference'], range: ['#4c78a8', '#bab0ac'] },
-                legend: null,
-              },
-            },
-          },
-          {
-            mark: { type: 'text', dy: -6 },
-            encoding: {
-              x: { field: 'run', type: 'nominal', sort: null },
-              y: { field: 'rps', type: 'quantitative' },
-              text: { field: 'rps', type: 'quantitative', format: ',' },
-            },
-          },
-        ],
+        data: { values: r.latency_distribution_ms.map((ms) => ({ ms })) },
+        mark: { type: 'bar' },
+        encoding: {
+          x: { field: 'ms', type: 'quantitative', bin: { maxbins: 60 }, title: 'milliseconds' },
+          y: { aggregate: 'count', type: 'quantitative', title: 'samples' },
+        },
       },
       {
-        title: `publish -> view latency at ${Math.round(r.latency_ms.offered_rps)} records/s (n=${r.latency_ms.samples})`,
-        width: 360,
-        height: 220,
+        data: { values: percentiles },
         layer: [
           {
-            data: { values: r.latency_distribution_ms.map((ms) => ({ ms })) },
-            mark: { type: 'bar' },
-            encoding: {
-              x: { field: 'ms', type: 'quantitative', bin: { maxbins: 60 }, title: 'milliseconds' },
-              y: { aggregate: 'count', type: 'quantitative', title: 'samples' },
-            },
+            mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] },
+            encoding: { x: { field: 'ms', type: 'quantitative' } },
           },
           {
-            data: { values: percentiles },
-            layer: [
-              {
-                mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] },
-                encoding: { x: { field: 'ms', type: 'quantitative' } },
-              },
-              {
-                mark: { type: 'text', align: 'left', dx: 4, dy: -90, color: '#e45756' },
-                encoding: { x: { field: 'ms', type: 'quantitative' }, text: { field: 'label', type: 'nominal' } },
-              },
-            ],
+            mark: { type: 'text', align: 'left', dx: 4, dy: -90, color: '#e45756' },
+            encoding: { x: { field: 'ms', type: 'quantitative' }, text: { field: 'label', type: 'nominal' } },
           },
         ],
       },
     ],
   };
-  return spec;
 }
 
 function scaleSpec(r: ScaleBenchResult): vegaLite.TopLevelSpec {
   const s = r.scale;
-  const last = s.rps_by_tenth.length;
-  const rates = s.rps_by_tenth.map((rps, i) => ({
-    tenth: i + 1,
-    rps: rps === null ? null : Math.round(rps),
-    kind: i === 0 || i === last - 1 ? 'compared' : 'other',
-  }));
-  const rss = s.rss_mb_by_tenth.map((mb, i) => ({ tenth: i + 1, mb }));
   const figure = (v: number | null, digits: number, unit: string) =>
     v === null ? 'n/a' : `${v.toFixed(digits)} ${unit}`;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    $schema: schema,
     title: {
       text: `amends scale run ${r.run_id} (${s.shape})`,
       subtitle: [
@@ -120,62 +123,77 @@ function scaleSpec(r: ScaleBenchResult): vegaLite.TopLevelSpec {
         `claim -> first commit ${figure(s.first_commit_after_claim_ms, 1, 'ms')}`,
       ],
     },
-    config: { font: 'sans-serif', view: { stroke: null } },
-    hconcat: [
+    config: chartConfig,
+    hconcat: [tenthRatesPanel(r), tenthRssPanel(r)],
+  };
+}
+
+/** The decision rate of each tenth of the backlog; the first and the last (compared) marked. */
+function tenthRatesPanel(r: ScaleBenchResult): Panel {
+  const s = r.scale;
+  const last = s.rps_by_tenth.length;
+  const rates = s.rps_by_tenth.map((rps, i) => ({
+    tenth: i + 1,
+    rps: rps === null ? null : Math.round(rps),
+    kind: i === 0 || i === last - 1 ? 'compared' : 'other',
+  }));
+  return {
+    title: `decision rate per tenth (last / first ${s.ratio_last_to_first === null ? 'n/a' : s.ratio_last_to_first.toFixed(2)}x)`,
+    width: 320,
+    height: 220,
+    data: { values: rates },
+    layer: [
       {
-        title: `decision rate per tenth (last / first ${s.ratio_last_to_first === null ? 'n/a' : s.ratio_last_to_first.toFixed(2)}x)`,
-        width: 320,
-        height: 220,
-        data: { values: rates },
-        layer: [
-          {
-            mark: { type: 'bar' },
-            encoding: {
-              x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog', axis: { labelAngle: 0 } },
-              y: { field: 'rps', type: 'quantitative', title: 'records/s' },
-              color: {
-                field: 'kind',
-                type: 'nominal',
-                scale: { domain: ['compared', 'other'], range: ['#4c78a8', '#9ecae9'] },
-                legend: null,
-              },
-            },
+        mark: { type: 'bar' },
+        encoding: {
+          x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog', axis: { labelAngle: 0 } },
+          y: { field: 'rps', type: 'quantitative', title: 'records/s' },
+          color: {
+            field: 'kind',
+            type: 'nominal',
+            scale: { domain: ['compared', 'other'], range: ['#4c78a8', '#9ecae9'] },
+            legend: null,
           },
-          {
-            mark: { type: 'text', dy: -6, fontSize: 9 },
-            encoding: {
-              x: { field: 'tenth', type: 'ordinal' },
-              y: { field: 'rps', type: 'quantitative' },
-              text: { field: 'rps', type: 'quantitative', format: ',' },
-            },
-          },
-        ],
+        },
       },
       {
-        title: 'peak worker RSS (VmHWM) as each tenth was decided',
-        width: 320,
-        height: 220,
+        mark: { type: 'text', dy: -6, fontSize: 9 },
+        encoding: {
+          x: { field: 'tenth', type: 'ordinal' },
+          y: { field: 'rps', type: 'quantitative' },
+          text: { field: 'rps', type: 'quantitative', format: ',' },
+        },
+      },
+    ],
+  };
+}
+
+/** The workers' peak RSS as each tenth was decided, against the 250 MB target. */
+function tenthRssPanel(r: ScaleBenchResult): Panel {
+  const rss = r.scale.rss_mb_by_tenth.map((mb, i) => ({ tenth: i + 1, mb }));
+  return {
+    title: 'peak worker RSS (VmHWM) as each tenth was decided',
+    width: 320,
+    height: 220,
+    layer: [
+      {
+        data: { values: rss },
+        mark: { type: 'line', point: true },
+        encoding: {
+          x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog decided', axis: { labelAngle: 0 } },
+          y: { field: 'mb', type: 'quantitative', title: 'MB', scale: { zero: true } },
+        },
+      },
+      {
+        data: { values: [{ mb: 250, label: 'target 250 MB' }] },
         layer: [
           {
-            data: { values: rss },
-            mark: { type: 'line', point: true },
-            encoding: {
-              x: { field: 'tenth', type: 'ordinal', title: 'tenth of the backlog decided', axis: { labelAngle: 0 } },
-              y: { field: 'mb', type: 'quantitative', title: 'MB', scale: { zero: true } },
-            },
+            mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] },
+            encoding: { y: { field: 'mb', type: 'quantitative' } },
           },
           {
-            data: { values: [{ mb: 250, label: 'target 250 MB' }] },
-            layer: [
-              {
-                mark: { type: 'rule', color: '#e45756', strokeDash: [4, 3] },
-                encoding: { y: { field: 'mb', type: 'quantitative' } },
-              },
-              {
-                mark: { type: 'text', align: 'left', x: 4, dy: 10, color: '#e45756' },
-                encoding: { y: { field: 'mb', type: 'quantitative' }, text: { field: 'label', type: 'nominal' } },
-              },
-            ],
+            mark: { type: 'text', align: 'left', x: 4, dy: 10, color: '#e45756' },
+            encoding: { y: { field: 'mb', type: 'quantitative' }, text: { field: 'label', type: 'nominal' } },
           },
         ],
       },

@@ -174,101 +174,128 @@ export function formatTable(r: AnyBenchResult): string {
   return 'scale' in r ? formatScaleTable(r) : formatFullTable(r);
 }
 
+/** A target's row cells (its wording, met or MISSED) by the start of its name; blank when absent. */
+type TargetCells = (name: string) => string[];
+
 function formatFullTable(r: BenchResult): string {
-  const t = r.throughput;
-  const ratio = (rps: number) => `${fixed(rps / t.naive_rps, 2)}x`;
-  const rows: string[][] = [['measure', 'value', 'vs naive', 'target', '']];
-  const verdict = (name: string) => {
+  const verdict: TargetCells = (name) => {
     const v = r.targets.find((x) => x.target.startsWith(name));
     return v === undefined ? ['', ''] : [v.target, v.met ? 'met' : 'MISSED'];
   };
+  return columns([
+    ['measure', 'value', 'vs naive', 'target', ''],
+    ...throughputRows(r, verdict),
+    ...latencyRows(r, verdict),
+    ...recoveryRows(r, verdict),
+    ...costRows(r, verdict),
+  ]);
+}
+
+/** Each run and baseline in records per second, with its ratio to the naive baseline. */
+function throughputRows(r: BenchResult, verdict: TargetCells): string[][] {
+  const t = r.throughput;
+  const ratio = (rps: number) => `${fixed(rps / t.naive_rps, 2)}x`;
   const window = t.batch1_window_s === null ? 'whole backlog' : `first ${t.batch1_window_s} s of commits`;
-  rows.push([
-    `worker batch 1, 2 workers (${window})`,
-    `${whole(t.batch1_rps)} rec/s (${whole(t.batch1_rps_per_worker)}/worker)`,
-    ratio(t.batch1_rps),
-    ...verdict('batch 1'),
-  ]);
-  for (const run of t.runs.filter((x) => x.batch_size !== 1)) {
-    const best = run.batch_size === t.best.batch_size;
-    rows.push([
-      `worker batch ${run.batch_size}, 2 workers${best ? ' (best)' : ''}`,
-      `${whole(run.rps)} rec/s`,
-      ratio(run.rps),
-      '',
-      '',
-    ]);
-  }
-  rows.push([
-    `evidence floor, poll ${t.floor.poll_size}, 2 consumers`,
-    `${whole(t.floor_rps)} rec/s`,
-    ratio(t.floor_rps),
-    ...verdict('batch mode >= 0.8x floor'),
-  ]);
-  rows.push([
-    `Connect-style sink, poll ${t.connect.poll_size}, 2 consumers`,
-    `${whole(t.connect_rps)} rec/s`,
-    ratio(t.connect_rps),
-    ...verdict('batch mode >= 0.8x connect'),
-  ]);
-  rows.push([`naive baseline, poll ${t.naive.poll_size}, 2 consumers`, `${whole(t.naive_rps)} rec/s`, '1.00x', '', '']);
   const bestRun = t.runs.find((x) => x.batch_size === t.best.batch_size);
-  rows.push([
-    `  PostgreSQL work per record, batch ${t.best.batch_size} commit`,
-    `${fixed(bestRun?.server_work_us_per_record ?? Number.NaN, 1)} us`,
-    '',
-    '',
-    '',
-  ]);
-  rows.push([
-    `publish->view at ${whole(r.latency_ms.offered_rps)} rec/s (batch ${r.latency_ms.batch_size})`,
-    `p50 ${fixed(r.latency_ms.p50, 1)} ms, p99 ${fixed(r.latency_ms.p99, 1)} ms (n=${r.latency_ms.samples})`,
-    '',
-    ...verdict('p99'),
-  ]);
-  rows.push([
-    '  of which publish->commit / commit->view',
-    `p50 ${fixed(r.latency_ms.publish_to_commit_ms.p50, 1)} / ${fixed(r.latency_ms.commit_to_view_ms.p50, 1)} ms, p99 ${fixed(r.latency_ms.publish_to_commit_ms.p99, 1)} / ${fixed(r.latency_ms.commit_to_view_ms.p99, 1)} ms`,
-    '',
-    '',
-    '',
-  ]);
-  const h = r.latency_ms.hops;
-  rows.push([
-    '  per batch: worker commit interval / relay cycle / view apply',
-    `${fixed(h.worker_commit_interval_ms, 1)} (${fixed(h.worker_records_per_commit, 0)} rec) / ${fixed(h.relay_cycle_p50_ms, 1)} / ${fixed(h.view_apply_p50_ms, 1)} ms`,
-    '',
-    '',
-    '',
-  ]);
-  rows.push([
-    'SIGKILL + restart -> frontier moving',
-    `${fixed(r.recovery_s.frontier_moving, 2)} s`,
-    '',
-    ...verdict('restart'),
-  ]);
-  rows.push(['SIGKILL + restart -> caught up', `${fixed(r.recovery_s.caught_up, 2)} s`, '', '', '']);
-  rows.push(['SIGKILL, survivor takes over', `${fixed(r.recovery_s.takeover, 2)} s`, '', ...verdict('survivor')]);
-  rows.push(['peak RSS per worker (VmHWM)', `${fixed(r.rss_mb_peak, 0)} MB`, '', ...verdict('peak RSS')]);
-  rows.push(['naive peak RSS per consumer', `${fixed(Math.max(...t.naive.peak_rss_mb), 0)} MB`, '', '', '']);
+  return [
+    [
+      `worker batch 1, 2 workers (${window})`,
+      `${whole(t.batch1_rps)} rec/s (${whole(t.batch1_rps_per_worker)}/worker)`,
+      ratio(t.batch1_rps),
+      ...verdict('batch 1'),
+    ],
+    ...t.runs
+      .filter((x) => x.batch_size !== 1)
+      .map((run) => [
+        `worker batch ${run.batch_size}, 2 workers${run.batch_size === t.best.batch_size ? ' (best)' : ''}`,
+        `${whole(run.rps)} rec/s`,
+        ratio(run.rps),
+        '',
+        '',
+      ]),
+    [
+      `evidence floor, poll ${t.floor.poll_size}, 2 consumers`,
+      `${whole(t.floor_rps)} rec/s`,
+      ratio(t.floor_rps),
+      ...verdict('batch mode >= 0.8x floor'),
+    ],
+    [
+      `Connect-style sink, poll ${t.connect.poll_size}, 2 consumers`,
+      `${whole(t.connect_rps)} rec/s`,
+      ratio(t.connect_rps),
+      ...verdict('batch mode >= 0.8x connect'),
+    ],
+    [`naive baseline, poll ${t.naive.poll_size}, 2 consumers`, `${whole(t.naive_rps)} rec/s`, '1.00x', '', ''],
+    [
+      `  PostgreSQL work per record, batch ${t.best.batch_size} commit`,
+      `${fixed(bestRun?.server_work_us_per_record ?? Number.NaN, 1)} us`,
+      '',
+      '',
+      '',
+    ],
+  ];
+}
+
+/** Publish → view latency, its two halves, and each hop's time per batch. */
+function latencyRows(r: BenchResult, verdict: TargetCells): string[][] {
+  const l = r.latency_ms;
+  const h = l.hops;
+  return [
+    [
+      `publish->view at ${whole(l.offered_rps)} rec/s (batch ${l.batch_size})`,
+      `p50 ${fixed(l.p50, 1)} ms, p99 ${fixed(l.p99, 1)} ms (n=${l.samples})`,
+      '',
+      ...verdict('p99'),
+    ],
+    [
+      '  of which publish->commit / commit->view',
+      `p50 ${fixed(l.publish_to_commit_ms.p50, 1)} / ${fixed(l.commit_to_view_ms.p50, 1)} ms, p99 ${fixed(l.publish_to_commit_ms.p99, 1)} / ${fixed(l.commit_to_view_ms.p99, 1)} ms`,
+      '',
+      '',
+      '',
+    ],
+    [
+      '  per batch: worker commit interval / relay cycle / view apply',
+      `${fixed(h.worker_commit_interval_ms, 1)} (${fixed(h.worker_records_per_commit, 0)} rec) / ${fixed(h.relay_cycle_p50_ms, 1)} / ${fixed(h.view_apply_p50_ms, 1)} ms`,
+      '',
+      '',
+      '',
+    ],
+  ];
+}
+
+function recoveryRows(r: BenchResult, verdict: TargetCells): string[][] {
+  return [
+    ['SIGKILL + restart -> frontier moving', `${fixed(r.recovery_s.frontier_moving, 2)} s`, '', ...verdict('restart')],
+    ['SIGKILL + restart -> caught up', `${fixed(r.recovery_s.caught_up, 2)} s`, '', '', ''],
+    ['SIGKILL, survivor takes over', `${fixed(r.recovery_s.takeover, 2)} s`, '', ...verdict('survivor')],
+  ];
+}
+
+/** Memory, the disk's sync rate, and what bounds batch size 1. */
+function costRows(r: BenchResult, verdict: TargetCells): string[][] {
+  const t = r.throughput;
   const fsync = r.machine.pg_test_fsync.fdatasync_ops_per_s;
-  rows.push(['pg_test_fsync fdatasync (one 8kB write)', fsync === null ? 'n/a' : `${whole(fsync)} ops/s`, '', '', '']);
   const bounds = t.batch1_bounds;
-  rows.push([
-    'durable one-row commit / source observation',
-    `${fixed(bounds.durable_commit_floor.ms_per_commit, 2)} ms (${whole(bounds.durable_commit_floor.commits_per_s)}/s) / p50 ${fixed(bounds.source_observation.p50_ms, 2)} ms`,
-    '',
-    '',
-    '',
-  ]);
-  rows.push([
-    'batch 1: store call / commit interval',
-    `${fixed(t.batch1_profile.store_call_ms.mean, 2)} / ${fixed(t.batch1_profile.commit_interval_ms, 2)} ms (mean)`,
-    '',
-    '',
-    '',
-  ]);
-  return columns(rows);
+  return [
+    ['peak RSS per worker (VmHWM)', `${fixed(r.rss_mb_peak, 0)} MB`, '', ...verdict('peak RSS')],
+    ['naive peak RSS per consumer', `${fixed(Math.max(...t.naive.peak_rss_mb), 0)} MB`, '', '', ''],
+    ['pg_test_fsync fdatasync (one 8kB write)', fsync === null ? 'n/a' : `${whole(fsync)} ops/s`, '', '', ''],
+    [
+      'durable one-row commit / source observation',
+      `${fixed(bounds.durable_commit_floor.ms_per_commit, 2)} ms (${whole(bounds.durable_commit_floor.commits_per_s)}/s) / p50 ${fixed(bounds.source_observation.p50_ms, 2)} ms`,
+      '',
+      '',
+      '',
+    ],
+    [
+      'batch 1: store call / commit interval',
+      `${fixed(t.batch1_profile.store_call_ms.mean, 2)} / ${fixed(t.batch1_profile.commit_interval_ms, 2)} ms (mean)`,
+      '',
+      '',
+      '',
+    ],
+  ];
 }
 
 function formatScaleTable(r: ScaleBenchResult): string {

@@ -104,95 +104,144 @@ export class PgFaultProxy {
     server.on('error', () => client.destroy());
     client.on('close', () => server.end());
     server.on('close', () => client.destroy());
-
-    let replying = true;
-    /** `drop_reply`: the swallowed reply so far, until its ReadyForQuery. */
-    let swallowed: Buffer | undefined;
-    server.on('data', (chunk: Buffer) => {
-      if (replying) {
-        client.write(chunk);
-        return;
-      }
-      if (swallowed === undefined) return;
-      swallowed = Buffer.concat([swallowed, chunk]);
-      // Backend messages: 1 type byte, int32 length. The reply starts at a message boundary:
-      // the client sent this request only after the previous one's ReadyForQuery.
-      while (swallowed.length >= 5) {
-        const length = swallowed.readInt32BE(1);
-        if (swallowed.length < length + 1) return;
-        const type = String.fromCharCode(swallowed[0] ?? 0);
-        swallowed = swallowed.subarray(length + 1);
-        if (type === 'Z') {
-          swallowed = undefined;
-          server.destroy();
-          client.destroy();
-          return;
-        }
-      }
-    });
-
-    let buffered = Buffer.alloc(0);
-    let startup = true;
-    /** Messages of an armed request, held until its end. */
-    let held: Buffer[] | undefined;
-    let armed: Fault | undefined;
-    /** The fault acted: this connection forwards nothing more. */
-    let acted = false;
-    client.on('data', (chunk: Buffer) => {
-      if (acted) return;
-      buffered = Buffer.concat([buffered, chunk]);
-      for (;;) {
-        if (startup) {
-          if (buffered.length < 8) return;
-          const length = buffered.readInt32BE(0);
-          if (buffered.length < length) return;
-          const code = buffered.readInt32BE(4);
-          server.write(buffered.subarray(0, length));
-          buffered = buffered.subarray(length);
-          // SSLRequest and GSSENCRequest are followed by another untyped startup packet.
-          if (code !== 80877103 && code !== 80877104) startup = false;
-          continue;
-        }
-        if (buffered.length < 5) return;
-        const length = buffered.readInt32BE(1);
-        if (buffered.length < length + 1) return;
-        const raw = buffered.subarray(0, length + 1);
-        buffered = buffered.subarray(length + 1);
-        const message = { type: String.fromCharCode(raw[0] ?? 0), body: raw.subarray(5) };
-        if (held === undefined) {
-          const index = this.faults.findIndex((f) => f.when(message));
-          if (index >= 0) {
-            armed = this.faults[index];
-            this.faults.splice(index, 1);
-            held = [];
-          }
-        }
-        if (held === undefined) {
-          server.write(raw);
-          continue;
-        }
-        held.push(raw);
-        if (message.type !== 'S' && message.type !== 'Q') continue;
-        // The end of the armed request: act once.
+    const connection = new ProxiedConnection(
+      client,
+      server,
+      (message) => this.takeFault(message),
+      () => {
         this.fired += 1;
-        replying = false;
-        acted = true;
-        armed?.onFire?.();
-        const action = armed?.action;
-        if (action === 'drop_reply') {
-          swallowed = Buffer.alloc(0);
-          server.write(Buffer.concat(held));
-          return;
-        }
-        if (action === 'drop_after_forward') {
-          // FIN after the data (never RST), so the server reads and executes every byte.
-          server.end(Buffer.concat(held));
-        } else {
-          server.destroy();
-        }
-        client.destroy();
+      },
+    );
+    server.on('data', (chunk: Buffer) => connection.fromServer(chunk));
+    client.on('data', (chunk: Buffer) => connection.fromClient(chunk));
+  }
+
+  /** The first armed fault `message` matches, disarmed (each fault is one-shot). */
+  private takeFault(message: FrontendMessage): Fault | undefined {
+    const index = this.faults.findIndex((f) => f.when(message));
+    return index < 0 ? undefined : this.faults.splice(index, 1)[0];
+  }
+}
+
+/** Startup packet codes after which the client sends another untyped startup packet. */
+const sslRequestCode = 80877103;
+const gssEncRequestCode = 80877104;
+
+/** One client connection and its upstream one: the frontend stream parsed, an armed fault held and acted on. */
+class ProxiedConnection {
+  /** Server bytes reach the client until a fault acts. */
+  private replying = true;
+  /** `drop_reply`: the swallowed reply so far, until its ReadyForQuery. */
+  private swallowed: Buffer | undefined;
+  /** Client bytes not yet a whole packet or message. */
+  private buffered = Buffer.alloc(0);
+  private startup = true;
+  /** Messages of an armed request, held until its end. */
+  private held: Buffer[] | undefined;
+  private armed: Fault | undefined;
+  /** The fault acted: this connection forwards nothing more. */
+  private acted = false;
+
+  constructor(
+    private readonly client: Socket,
+    private readonly server: Socket,
+    private readonly takeFault: (message: FrontendMessage) => Fault | undefined,
+    private readonly onAct: () => void,
+  ) {}
+
+  fromServer(chunk: Buffer): void {
+    if (this.replying) {
+      this.client.write(chunk);
+      return;
+    }
+    if (this.swallowed === undefined) return;
+    this.swallowed = Buffer.concat([this.swallowed, chunk]);
+    // Backend messages: 1 type byte, int32 length. The reply starts at a message boundary:
+    // the client sent this request only after the previous one's ReadyForQuery.
+    while (this.swallowed.length >= 5) {
+      const length = this.swallowed.readInt32BE(1);
+      if (this.swallowed.length < length + 1) return;
+      const type = String.fromCharCode(this.swallowed[0] ?? 0);
+      this.swallowed = this.swallowed.subarray(length + 1);
+      if (type === 'Z') {
+        this.swallowed = undefined;
+        this.server.destroy();
+        this.client.destroy();
         return;
       }
-    });
+    }
+  }
+
+  fromClient(chunk: Buffer): void {
+    if (this.acted) return;
+    this.buffered = Buffer.concat([this.buffered, chunk]);
+    for (;;) {
+      if (this.startup) {
+        if (!this.forwardStartupPacket()) return;
+        continue;
+      }
+      const raw = this.nextMessage();
+      if (raw === undefined) return;
+      this.forwardOrHold(raw);
+      if (this.acted) return;
+    }
+  }
+
+  /** Forwards one whole untyped startup packet; false while it has not all arrived. */
+  private forwardStartupPacket(): boolean {
+    if (this.buffered.length < 8) return false;
+    const length = this.buffered.readInt32BE(0);
+    if (this.buffered.length < length) return false;
+    const code = this.buffered.readInt32BE(4);
+    this.server.write(this.buffered.subarray(0, length));
+    this.buffered = this.buffered.subarray(length);
+    if (code !== sslRequestCode && code !== gssEncRequestCode) this.startup = false;
+    return true;
+  }
+
+  /** The next whole typed message (1 type byte, int32 length), if it has all arrived. */
+  private nextMessage(): Buffer | undefined {
+    if (this.buffered.length < 5) return undefined;
+    const length = this.buffered.readInt32BE(1);
+    if (this.buffered.length < length + 1) return undefined;
+    const raw = this.buffered.subarray(0, length + 1);
+    this.buffered = this.buffered.subarray(length + 1);
+    return raw;
+  }
+
+  /** Forwards a message, or holds it when it starts or continues an armed request. */
+  private forwardOrHold(raw: Buffer): void {
+    const message = { type: String.fromCharCode(raw[0] ?? 0), body: raw.subarray(5) };
+    if (this.held === undefined) {
+      this.armed = this.takeFault(message);
+      if (this.armed !== undefined) this.held = [];
+    }
+    if (this.held === undefined) {
+      this.server.write(raw);
+      return;
+    }
+    this.held.push(raw);
+    // The end of the armed request (Sync, or a simple Query): act once.
+    if (message.type === 'S' || message.type === 'Q') this.act(Buffer.concat(this.held));
+  }
+
+  private act(request: Buffer): void {
+    this.onAct();
+    this.replying = false;
+    this.acted = true;
+    this.armed?.onFire?.();
+    const action = this.armed?.action;
+    if (action === 'drop_reply') {
+      this.swallowed = Buffer.alloc(0);
+      this.server.write(request);
+      return;
+    }
+    if (action === 'drop_after_forward') {
+      // FIN after the data (never RST), so the server reads and executes every byte.
+      this.server.end(request);
+    } else {
+      this.server.destroy();
+    }
+    this.client.destroy();
   }
 }

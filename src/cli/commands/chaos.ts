@@ -70,18 +70,7 @@ export const chaosCommand = defineCommand({
   async run(cli, io) {
     if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
     const f = cli.flags;
-    const whole = (name: string, value: number | undefined, min: number, max: number) => {
-      if (value !== undefined && (!Number.isSafeInteger(value) || value < min || value > max)) {
-        throw usageError(`--${name} must be an integer in [${min}, ${max}], got ${value}`);
-      }
-    };
-    whole('duration', f.duration, 10, 86_400);
-    whole('seed', f.seed, 0, 2 ** 31 - 1);
-    whole('outage-budget-s', f.outageBudgetS, 1, 3_600);
-    whole('rate', f.rate, 1, 10_000);
-    whole('broker-port', f.brokerPort, 1024, 65_000);
-    whole('pg-port', f.pgPort, 1024, 65_000);
-    whole('drain-budget-s', f.drainBudgetS, 10, 3_600);
+    checkRanges(f);
     const seed = f.seed ?? randomInt(0, 2 ** 31 - 1);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase();
     const runId = `${stamp}-${randomBytes(2).toString('hex')}`;
@@ -89,26 +78,7 @@ export const chaosCommand = defineCommand({
     mkdirSync(runDir, { recursive: true });
     const note = (line: string) => io.stderr.write(`chaos: ${line}\n`);
     note(`run ${runId}, seed ${seed}: evidence in ${relative(process.cwd(), runDir)}`);
-    const report: ChaosReport = {
-      run_id: runId,
-      seed,
-      duration_s: f.duration,
-      outage_budget_s: f.outageBudgetS,
-      records_per_second: f.rate,
-      started_at: new Date().toISOString(),
-      finished_at: '',
-      verdict: 'ERROR',
-      reasons: [],
-      replay: `amendsctl chaos --duration ${f.duration} --seed ${seed}`,
-      stack: null,
-      faults: [],
-      load: [],
-      load_summary: null,
-      supervisor: new Map(),
-      unexpected_exits: [],
-      drain_s: null,
-      verify: null,
-    };
+    const report = emptyReport(runId, seed, f);
     const abort = new AbortController();
     const onInterrupt = () =>
       abort.abort(operationalError('interrupted: healing, then stopping every process and the stack'));
@@ -150,6 +120,52 @@ export const chaosCommand = defineCommand({
     }[report.verdict];
   },
 });
+
+type NumericFlag = 'duration' | 'seed' | 'outageBudgetS' | 'rate' | 'brokerPort' | 'pgPort' | 'drainBudgetS';
+
+/** Every numeric flag given must be an integer within its range. */
+function checkRanges(f: Partial<Record<NumericFlag, number>>): void {
+  const whole = (name: string, value: number | undefined, min: number, max: number) => {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min || value > max)) {
+      throw usageError(`--${name} must be an integer in [${min}, ${max}], got ${value}`);
+    }
+  };
+  whole('duration', f.duration, 10, 86_400);
+  whole('seed', f.seed, 0, 2 ** 31 - 1);
+  whole('outage-budget-s', f.outageBudgetS, 1, 3_600);
+  whole('rate', f.rate, 1, 10_000);
+  whole('broker-port', f.brokerPort, 1024, 65_000);
+  whole('pg-port', f.pgPort, 1024, 65_000);
+  whole('drain-budget-s', f.drainBudgetS, 10, 3_600);
+}
+
+/** The report before the run: ERROR until the run and the verdict fill it in. */
+function emptyReport(
+  runId: string,
+  seed: number,
+  f: { duration: number; outageBudgetS: number; rate: number },
+): ChaosReport {
+  return {
+    run_id: runId,
+    seed,
+    duration_s: f.duration,
+    outage_budget_s: f.outageBudgetS,
+    records_per_second: f.rate,
+    started_at: new Date().toISOString(),
+    finished_at: '',
+    verdict: 'ERROR',
+    reasons: [],
+    replay: `amendsctl chaos --duration ${f.duration} --seed ${seed}`,
+    stack: null,
+    faults: [],
+    load: [],
+    load_summary: null,
+    supervisor: new Map(),
+    unexpected_exits: [],
+    drain_s: null,
+    verify: null,
+  };
+}
 
 function summary(report: ChaosReport, runDir: string): string {
   const injected = report.faults.filter((x) => x.injected_s !== null);

@@ -9,8 +9,9 @@ import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { Manifest } from '../../domain/config.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
-import { runShowcase, showcaseBatchSize } from '../../showcase/showcase-run.js';
+import { runShowcase } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
 import { databaseUrlFrom } from '../../store/postgres.js';
 import { defineCommand } from '../command.js';
@@ -70,14 +71,7 @@ export const showcaseCommand = defineCommand({
     mkdirSync(runDir, { recursive: true });
     const startedAt = new Date();
 
-    const abort = new AbortController();
-    let interrupts = 0;
-    const onInterrupt = () => {
-      interrupts += 1;
-      // The second Ctrl-C does not wait for a clean stop; the exit hook SIGKILLs the children.
-      if (interrupts > 1) process.exit(130);
-      abort.abort(operationalError('interrupted: stopping every child process'));
-    };
+    const { abort, onInterrupt } = interruptControl();
     const keepUntil = cli.flags.keep
       ? new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }))
       : undefined;
@@ -93,15 +87,7 @@ export const showcaseCommand = defineCommand({
     );
     process.on('SIGINT', onInterrupt);
     process.on('SIGTERM', onInterrupt);
-    const report: ShowcaseReport = {
-      run_id: runId,
-      verdict: 'ERROR',
-      started_at: startedAt.toISOString(),
-      finished_at: startedAt.toISOString(),
-      faults: timeline.faults,
-      verify: null,
-      children: [],
-    };
+    const report = emptyReport(runId, startedAt, timeline);
     let code: number = exitCodes.failure;
     try {
       const outcome = await runShowcase({
@@ -113,15 +99,7 @@ export const showcaseCommand = defineCommand({
         signal: abort.signal,
         children: report.children,
         ...(keepUntil === undefined ? {} : { keepUntil }),
-        ...(view === undefined
-          ? {}
-          : {
-              onManifest: (m: Manifest) => view.start(m),
-              onVerdict: async (verify: Record<string, unknown>) => {
-                view.store.addTimeline(`verdict: ${String(verify.verdict)}`);
-                await new Promise((r) => setTimeout(r, verdictShownMs));
-              },
-            }),
+        ...dashboardHooks(view),
       });
       report.verify = outcome.verify;
       report.verdict = String(outcome.verify.verdict);
@@ -144,6 +122,44 @@ export const showcaseCommand = defineCommand({
     return code;
   },
 });
+
+/** The report before the run: ERROR until the verdict; the timeline's faults fill in as they happen. */
+function emptyReport(runId: string, startedAt: Date, timeline: ShowcaseTimeline): ShowcaseReport {
+  return {
+    run_id: runId,
+    verdict: 'ERROR',
+    started_at: startedAt.toISOString(),
+    finished_at: startedAt.toISOString(),
+    faults: timeline.faults,
+    verify: null,
+    children: [],
+  };
+}
+
+/** Ctrl-C (or SIGTERM): the first stops the showcase cleanly, through `abort`. */
+function interruptControl(): { abort: AbortController; onInterrupt: () => void } {
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onInterrupt = () => {
+    interrupts += 1;
+    // The second Ctrl-C does not wait for a clean stop; the exit hook SIGKILLs the children.
+    if (interrupts > 1) process.exit(130);
+    abort.abort(operationalError('interrupted: stopping every child process'));
+  };
+  return { abort, onInterrupt };
+}
+
+/** Under --tui: the dashboard starts with the manifest and shows the verdict a while on live rows. */
+function dashboardHooks(view: ShowcaseDashboard | undefined): Pick<ShowcaseSetup, 'onManifest' | 'onVerdict'> {
+  if (view === undefined) return {};
+  return {
+    onManifest: (m: Manifest) => view.start(m),
+    onVerdict: async (verify: Record<string, unknown>) => {
+      view.store.addTimeline(`verdict: ${String(verify.verdict)}`);
+      await new Promise((r) => setTimeout(r, verdictShownMs));
+    },
+  };
+}
 
 function summary(report: ShowcaseReport, runDir: string, lines: readonly string[], withTimeline: boolean): string {
   const verify = report.verify;
