@@ -34,7 +34,6 @@ import { compareCodePoints } from '../domain/canonical-json.js';
 import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../domain/config.js';
 import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../domain/decide.js';
 import type { Outcome } from '../domain/decision.js';
-import { outputRecordKey, outputRecordValue } from '../domain/export-lines.js';
 import {
   batchNeeds,
   type DayRow,
@@ -45,7 +44,6 @@ import {
   windowState,
 } from '../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../domain/ledger-state.js';
-import type { BalanceStatus } from '../domain/output-version.js';
 import { untilAborted } from '../kernel/abortable.js';
 import { assertInvariant } from '../kernel/invariant.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
@@ -57,7 +55,7 @@ import {
   type State,
   StoreFailure,
 } from '../machines/ports.js';
-import { booleanArray, byteaArray, integerArray, textArray } from './array-literal.js';
+import { type ChangedDay, commitBatchValues, outcomeCounts, type TxnRef } from './commit-batch-values.js';
 import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
 import type { Database } from './postgres.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
@@ -458,7 +456,16 @@ export class PostgresState implements State {
     const keys = windowsOf(needs, warmUpWindowRow(needs, afterCommit(noPartition, olderKeys, olderCauses)));
     const results = decideOnWindows(newer, screened, keys);
     const batch = { partition: noPartition, records: newer, epoch: 1, expectedFrontier: half };
-    return this.commitValues(batch, results, records.length, changedDays(keys, newCauses(results)), nsId, []);
+    const days = changedDays(keys, newCauses(results));
+    return commitBatchValues({
+      namespace: this.namespace,
+      nsId,
+      request: batch,
+      results,
+      frontier: records.length,
+      days,
+      assumedNew: [],
+    });
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {
@@ -580,7 +587,15 @@ export class PostgresState implements State {
       {
         name: storeStatementNames.commitBatch,
         text: commitBatchSql,
-        values: this.commitValues(request, results, frontier, changedDays(keys, causes), nsId, assumedNew),
+        values: commitBatchValues({
+          namespace: this.namespace,
+          nsId,
+          request,
+          results,
+          frontier,
+          days: changedDays(keys, causes),
+          assumedNew,
+        }),
       },
       signal,
       'process',
@@ -637,134 +652,6 @@ export class PostgresState implements State {
     assertInvariant(found !== undefined, 'loading the batch window returned no row');
     const row = found.epoch === null ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'load');
     return { row, keys: windowsOf(needs, found) };
-  }
-
-  private commitValues(
-    request: ProcessRequest,
-    results: DecideResult[],
-    frontier: number,
-    days: readonly ChangedDay[],
-    nsId: number,
-    assumedNew: readonly TxnRef[],
-  ): unknown[] {
-    const n = results.length;
-    const offsets: number[] = new Array(n);
-    const outcomes: Outcome[] = new Array(n);
-    const items: (string | null)[] = new Array(n);
-    const locations: (string | null)[] = new Array(n);
-    const txns: (string | null)[] = new Array(n);
-    const revs: (number | null)[] = new Array(n);
-    const rawKeys: (Uint8Array | null)[] = new Array(n);
-    const rawValues: (Uint8Array | null)[] = new Array(n);
-    const quarantined: boolean[] = new Array(n);
-    const details: (string | null)[] = new Array(n);
-    // The last authority change per (item, location, txn) wins: one upsert row per txn.
-    const authority = new Map<
-      string,
-      { item: string; location: string; txn: string; entry: AuthorityEntry; cause: number }
-    >();
-    const versions = {
-      items: [] as string[],
-      locations: [] as string[],
-      days: [] as string[],
-      versions: [] as number[],
-      closings: [] as (number | null)[],
-      statuses: [] as (BalanceStatus | null)[],
-      retracted: [] as boolean[],
-      causes: [] as number[],
-      recordKeys: [] as Buffer[],
-      recordValues: [] as Buffer[],
-    };
-    results.forEach(({ decision, newVersions, authorityChange }, i) => {
-      const record = request.records[i] as SourceRecord;
-      assertInvariant(decision.offset === record.offset, `decision ${decision.offset} for record ${record.offset}`);
-      offsets[i] = decision.offset;
-      outcomes[i] = decision.outcome;
-      items[i] = decision.item;
-      locations[i] = decision.location;
-      txns[i] = decision.txn;
-      revs[i] = decision.rev;
-      rawKeys[i] = record.key;
-      rawValues[i] = record.value;
-      quarantined[i] = decision.quarantined;
-      // PostgreSQL text cannot hold U+0000; the detail is free text (export compares ignore it).
-      details[i] = decision.detail === null ? null : decision.detail.replaceAll('\u0000', '\\u0000');
-      if (authorityChange !== null) {
-        assertInvariant(decision.item !== null && decision.location !== null, 'an authority change without a key');
-        authority.set(stockKeyId(decision.item, decision.location) + authorityChange.txn, {
-          item: decision.item,
-          location: decision.location,
-          txn: authorityChange.txn,
-          entry: authorityChange.entry,
-          cause: decision.offset,
-        });
-      }
-      for (const v of newVersions) {
-        versions.items.push(v.item);
-        versions.locations.push(v.location);
-        versions.days.push(v.day);
-        versions.versions.push(v.version);
-        versions.closings.push(v.closing);
-        versions.statuses.push(v.status);
-        versions.retracted.push(v.retracted);
-        versions.causes.push(v.cause.offset);
-        versions.recordKeys.push(Buffer.from(outputRecordKey(v), 'utf8'));
-        versions.recordValues.push(Buffer.from(outputRecordValue(v, this.namespace), 'utf8'));
-      }
-    });
-    const changes = [...authority.values()];
-    // Array parameters as literals (array-literal.ts): pg's own conversion was a tenth of a batch's CPU.
-    return [
-      this.namespace,
-      request.partition,
-      request.epoch,
-      request.expectedFrontier,
-      frontier,
-      integerArray(offsets),
-      textArray(outcomes),
-      textArray(items),
-      textArray(locations),
-      textArray(txns),
-      integerArray(revs),
-      byteaArray(rawKeys),
-      byteaArray(rawValues),
-      booleanArray(quarantined),
-      textArray(details),
-      textArray(changes.map((c) => c.item)),
-      textArray(changes.map((c) => c.location)),
-      textArray(changes.map((c) => c.txn)),
-      integerArray(changes.map((c) => c.entry.rev)),
-      textArray(changes.map((c) => c.entry.op)),
-      textArray(changes.map((c) => c.entry.day)),
-      integerArray(changes.map((c) => c.entry.qty)),
-      integerArray(changes.map((c) => c.cause)),
-      textArray(versions.items),
-      textArray(versions.locations),
-      textArray(versions.days),
-      integerArray(versions.versions),
-      integerArray(versions.closings),
-      textArray(versions.statuses),
-      booleanArray(versions.retracted),
-      integerArray(versions.causes),
-      byteaArray(versions.recordKeys),
-      byteaArray(versions.recordValues),
-      JSON.stringify(outcomeCounts(results)),
-      versions.items.length > 0,
-      textArray(days.map((d) => d.item)),
-      textArray(days.map((d) => d.location)),
-      textArray(days.map((d) => d.row.day)),
-      integerArray(days.map((d) => d.row.output.version)),
-      integerArray(days.map((d) => d.row.output.closing)),
-      textArray(days.map((d) => d.row.output.status)),
-      booleanArray(days.map((d) => d.row.output.retracted)),
-      integerArray(days.map((d) => d.cause)),
-      integerArray(days.map((d) => d.row.total.qty)),
-      integerArray(days.map((d) => d.row.total.posts)),
-      nsId,
-      textArray(assumedNew.map((t) => t.item)),
-      textArray(assumedNew.map((t) => t.location)),
-      textArray(assumedNew.map((t) => t.txn)),
-    ];
   }
 
   /** The namespace's id, read once per store (namespace-registry.ts `namespaceId`). */
@@ -846,28 +733,6 @@ export function loadWindowValues(
     revisions.map((r) => r.day),
     nsId,
   ];
-}
-
-/** A day row the batch changed, with its key and the cause of its latest version. */
-interface ChangedDay {
-  item: string;
-  location: string;
-  row: DayRow;
-  cause: number;
-}
-
-/** A transaction of a stock key. */
-interface TxnRef {
-  item: string;
-  location: string;
-  txn: string;
-}
-
-/** Records by outcome, as the batch's last_counts stores them: what the worker's metrics count. */
-function outcomeCounts(results: readonly DecideResult[]): Partial<Record<Outcome, number>> {
-  const counts: Partial<Record<Outcome, number>> = {};
-  for (const { decision } of results) counts[decision.outcome] = (counts[decision.outcome] ?? 0) + 1;
-  return counts;
 }
 
 /** Key → day → the offset of the record that made the day's newest version in this batch. */

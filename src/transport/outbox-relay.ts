@@ -116,6 +116,11 @@ interface OutboxRow {
   value: Uint8Array;
 }
 
+interface QueuedRow {
+  row: OutboxRow;
+  record: QueuedRecord;
+}
+
 export class OutboxRelay {
   private wake: (() => void) | undefined;
   private woken = false;
@@ -182,13 +187,29 @@ export class OutboxRelay {
 
   /** `nsId`: the namespace's id, which keys the outbox. */
   private async publishBatch(nsId: number): Promise<{ rows: number; failed: number; detail: string }> {
-    const { pool, namespace, binding, producer, log, stats } = this.o;
     const started = process.hrtime.bigint();
+    const rows = await this.readPending(nsId);
+    if (rows.length === 0) return { rows: 0, failed: 0, detail: '' };
+    const { queued, detail } = await this.enqueueInOrder(rows);
+    const reports = await Promise.allSettled(queued.map((q) => q.record.delivered));
+    if (this.o.faultExitAfterPublish && reports.some((r) => r.status === 'fulfilled')) {
+      this.o.log.write('fault_injected', { fault: relayFaultExitAfterPublish, acknowledged_rows: reports.length });
+      process.kill(process.pid, 'SIGKILL');
+    }
+    const delivered = deliveredPrefixes(rows.length, queued, reports, detail);
+    if (delivered.through.size > 0) await this.markPublished(delivered.through);
+    this.recordBatch(rows, delivered, started);
+    return { rows: rows.length, failed: rows.length - delivered.marked, detail: delivered.detail };
+  }
+
+  /** At most `relayBatchRowsMax` pending rows in outbox order, each for a partition the topic has. */
+  private async readPending(nsId: number): Promise<OutboxRow[]> {
+    const { pool, namespace, binding } = this.o;
     const read = await pool.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
       pendingOutboxRowsSql,
       [nsId, relayBatchRowsMax, namespace],
     );
-    if (read.rows.length === 0) return { rows: 0, failed: 0, detail: '' };
+    if (read.rows.length === 0) return [];
     const rows: OutboxRow[] = read.rows.map((r) => ({
       id: int8ToSafeInteger(r.id, 'outbox id'),
       partition: r.partition,
@@ -201,9 +222,16 @@ export class OutboxRelay {
         `outbox row ${row.id} is for partition ${row.partition}, the output topic has ${binding.partitions}`,
       );
     }
-    // Enqueue strictly in outbox order; the first record librdkafka refuses stops the batch
-    // (what follows would otherwise overtake it in its partition).
-    const queued: { row: OutboxRow; record: QueuedRecord }[] = [];
+    return rows;
+  }
+
+  /**
+   * Enqueues strictly in outbox order; the first record librdkafka refuses stops the batch
+   * (what follows would otherwise overtake it in its partition). `detail`: that refusal.
+   */
+  private async enqueueInOrder(rows: readonly OutboxRow[]): Promise<{ queued: QueuedRow[]; detail: string }> {
+    const { producer, binding } = this.o;
+    const queued: QueuedRow[] = [];
     let detail = '';
     for (const row of rows) {
       try {
@@ -214,39 +242,24 @@ export class OutboxRelay {
         break;
       }
     }
-    const reports = await Promise.allSettled(queued.map((q) => q.record.delivered));
-    if (this.o.faultExitAfterPublish && reports.some((r) => r.status === 'fulfilled')) {
-      log.write('fault_injected', { fault: relayFaultExitAfterPublish, acknowledged_rows: reports.length });
-      process.kill(process.pid, 'SIGKILL');
-    }
-    // Per partition, mark the delivered prefix only: a row after a failed one in the same
-    // partition is published again with it, so the first copy of each version on the topic
-    // stays in outbox order, and the view ignores the identical later copies.
-    const blocked = new Set<number>();
-    const through = new Map<number, number>();
-    let marked = 0;
-    let failed = rows.length - queued.length;
-    queued.forEach((q, i) => {
-      const report = reports[i];
-      if (report?.status === 'fulfilled' && !blocked.has(q.row.partition)) {
-        through.set(q.row.partition, q.row.id);
-        marked += 1;
-        return;
-      }
-      if (report?.status === 'rejected') {
-        failed += 1;
-        detail ||= `outbox row ${q.row.id}: ${(report.reason as Error).message}`;
-      }
-      blocked.add(q.row.partition);
-    });
-    if (through.size > 0) {
-      const update = await pool.query(markPublishedSql, [namespace, [...through.keys()], [...through.values()]]);
-      // The binding made a row per partition (output-binding.ts), and nothing deletes one.
-      assertInvariant(
-        update.rowCount === through.size,
-        `relay cursors moved: ${update.rowCount} of ${through.size} partitions of ${namespace}`,
-      );
-    }
+    return { queued, detail };
+  }
+
+  /** ONE UPDATE moves every delivered partition's cursor. */
+  private async markPublished(through: ReadonlyMap<number, number>): Promise<void> {
+    const { pool, namespace } = this.o;
+    const update = await pool.query(markPublishedSql, [namespace, [...through.keys()], [...through.values()]]);
+    // The binding made a row per partition (output-binding.ts), and nothing deletes one.
+    assertInvariant(
+      update.rowCount === through.size,
+      `relay cursors moved: ${update.rowCount} of ${through.size} partitions of ${namespace}`,
+    );
+  }
+
+  /** The batch in the stats and the log line. */
+  private recordBatch(rows: readonly OutboxRow[], delivered: DeliveredPrefixes, started: bigint): void {
+    const { namespace, binding, log, stats } = this.o;
+    const { through, marked, failed, detail } = delivered;
     stats.batches += 1;
     stats.published_rows += marked;
     stats.republish_rows += rows.length - marked;
@@ -262,6 +275,49 @@ export class OutboxRelay {
       elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
       ...(detail ? { detail } : {}),
     });
-    return { rows: rows.length, failed: rows.length - marked, detail };
   }
+}
+
+/** What a batch's delivery reports allow marking. */
+interface DeliveredPrefixes {
+  /** Per partition, the last id of its delivered prefix. */
+  through: Map<number, number>;
+  marked: number;
+  /** Rows not sent, or whose delivery failed or is unknown. */
+  failed: number;
+  /** The first failure, for the log and the relay's error. */
+  detail: string;
+}
+
+/**
+ * Per partition, the delivered prefix only: a row after a failed one in the same partition is
+ * published again with it, so the first copy of each version on the topic stays in outbox
+ * order, and the view ignores the identical later copies. `rows`: how many were read;
+ * `detail`: the enqueue refusal, if any.
+ */
+function deliveredPrefixes(
+  rows: number,
+  queued: readonly QueuedRow[],
+  reports: readonly PromiseSettledResult<unknown>[],
+  detail: string,
+): DeliveredPrefixes {
+  const blocked = new Set<number>();
+  const through = new Map<number, number>();
+  let marked = 0;
+  let failed = rows - queued.length;
+  let first = detail;
+  queued.forEach((q, i) => {
+    const report = reports[i];
+    if (report?.status === 'fulfilled' && !blocked.has(q.row.partition)) {
+      through.set(q.row.partition, q.row.id);
+      marked += 1;
+      return;
+    }
+    if (report?.status === 'rejected') {
+      failed += 1;
+      first ||= `outbox row ${q.row.id}: ${(report.reason as Error).message}`;
+    }
+    blocked.add(q.row.partition);
+  });
+  return { through, marked, failed, detail: first };
 }

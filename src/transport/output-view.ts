@@ -124,6 +124,22 @@ interface Upsert {
   offset: number;
 }
 
+/** A polled record with its decoded envelope. */
+interface DecodedRecord {
+  record: OutputRecord;
+  v: OutputVersion;
+}
+
+/** What one batch does to the view, decided in memory before anything is written. */
+interface ViewBatch {
+  /** The batch's partitions, ascending (the lock order). */
+  partitions: readonly number[];
+  upserts: Upsert[];
+  delta: Map<number, ViewCounts>;
+  /** Per partition, the offset of its last record in the batch: the new frontier is one past it. */
+  last: Map<number, number>;
+}
+
 function dayKey(v: { item: string; location: string; day: string }): string {
   return JSON.stringify([v.item, v.location, v.day]);
 }
@@ -154,83 +170,140 @@ export class OutputView {
   /** One transaction: read the held versions, decide each record in order, write, move frontiers. */
   async apply(records: readonly OutputRecord[]): Promise<ViewCounts> {
     if (records.length === 0) return { applied: 0, stale: 0, duplicate: 0 };
-    const decoded = records.map((record) => {
-      const expected = this.positions.get(record.partition);
-      assertInvariant(expected !== undefined, `a record of partition ${record.partition}, which the view lacks`);
-      assertInvariant(
-        record.offset >= expected,
-        `partition ${record.partition} offset ${record.offset} is below the view frontier ${expected}`,
-      );
-      const d = decodeOutputRecord(record, this.config);
-      if ('invalid' in d) {
-        throw operationalError(
-          `output topic record partition ${record.partition} offset ${record.offset} is not an output envelope of namespace ${this.config.namespace} (${d.invalid}); the view stops before it`,
-        );
-      }
-      return { record, v: d.version };
-    });
+    const decoded = records.map((record) => this.decode(record));
     const partitions = [...new Set(records.map((r) => r.partition))].sort((a, b) => a - b);
     return withPooledClient(this.db.pool, async (client) => {
       try {
         await client.query('BEGIN');
-        const frontiers = await client.query(
-          `SELECT partition, frontier FROM view_partitions
-          WHERE namespace = $1 AND partition = ANY($2::int[]) ORDER BY partition FOR UPDATE`,
-          [this.config.namespace, partitions],
-        );
-        for (const row of frontiers.rows) {
-          const durable = int8ToSafeInteger(row.frontier, 'view frontier');
-          if (durable !== this.positions.get(row.partition)) {
-            throw operationalError(
-              `the view frontier of partition ${row.partition} is ${durable} in PostgreSQL, this view expected ${this.positions.get(row.partition)}: another view process wrote it; stopping`,
-            );
-          }
-        }
-        assertInvariant(frontiers.rows.length === partitions.length, 'a view partition row is missing');
+        await this.lockFrontiers(client, partitions);
         this.nsId ??= await namespaceId(client, this.config.namespace);
-        const keys = [...new Map(decoded.map((d) => [dayKey(d.v), d.v])).values()];
-        const heldRows = await client.query<{
-          item: string;
-          location: string;
-          day: string;
-          version: number;
-          record_value: Buffer;
-        }>(
-          `SELECT r.item, r.location, r.day, r.version, r.record_value
+        const held = await readHeld(client, this.nsId, decoded);
+        const batch = decideBatch(decoded, held, partitions);
+        if (batch.upserts.length > 0) await writeUpserts(client, this.nsId, batch.upserts);
+        await moveFrontiers(client, this.config.namespace, batch);
+        await client.query('COMMIT');
+        return this.committed(batch);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    });
+  }
+
+  /** The record's envelope, at or past this view's position of its partition; anything else is fatal. */
+  private decode(record: OutputRecord): DecodedRecord {
+    const expected = this.positions.get(record.partition);
+    assertInvariant(expected !== undefined, `a record of partition ${record.partition}, which the view lacks`);
+    assertInvariant(
+      record.offset >= expected,
+      `partition ${record.partition} offset ${record.offset} is below the view frontier ${expected}`,
+    );
+    const d = decodeOutputRecord(record, this.config);
+    if ('invalid' in d) {
+      throw operationalError(
+        `output topic record partition ${record.partition} offset ${record.offset} is not an output envelope of namespace ${this.config.namespace} (${d.invalid}); the view stops before it`,
+      );
+    }
+    return { record, v: d.version };
+  }
+
+  /** Locks the batch's partition rows and checks their frontiers are where this view left them. */
+  private async lockFrontiers(client: Queryable, partitions: readonly number[]): Promise<void> {
+    const frontiers = await client.query(
+      `SELECT partition, frontier FROM view_partitions
+          WHERE namespace = $1 AND partition = ANY($2::int[]) ORDER BY partition FOR UPDATE`,
+      [this.config.namespace, partitions],
+    );
+    for (const row of frontiers.rows) {
+      const durable = int8ToSafeInteger(row.frontier, 'view frontier');
+      if (durable !== this.positions.get(row.partition)) {
+        throw operationalError(
+          `the view frontier of partition ${row.partition} is ${durable} in PostgreSQL, this view expected ${this.positions.get(row.partition)}: another view process wrote it; stopping`,
+        );
+      }
+    }
+    assertInvariant(frontiers.rows.length === partitions.length, 'a view partition row is missing');
+  }
+
+  /** After COMMIT: the process's counts and positions follow the durable ones; the batch's totals. */
+  private committed(batch: ViewBatch): ViewCounts {
+    const total: ViewCounts = { applied: 0, stale: 0, duplicate: 0 };
+    for (const p of batch.partitions) {
+      const d = batch.delta.get(p) as ViewCounts;
+      const c = this.counts.get(p) as ViewCounts;
+      c.applied += d.applied;
+      c.stale += d.stale;
+      c.duplicate += d.duplicate;
+      total.applied += d.applied;
+      total.stale += d.stale;
+      total.duplicate += d.duplicate;
+      this.positions.set(p, (batch.last.get(p) as number) + 1);
+    }
+    return total;
+  }
+}
+
+/** The held version and bytes of each (item, location, day) the batch names, by `dayKey`. */
+async function readHeld(
+  client: Queryable,
+  nsId: number,
+  decoded: readonly DecodedRecord[],
+): Promise<Map<string, Held>> {
+  const keys = [...new Map(decoded.map((d) => [dayKey(d.v), d.v])).values()];
+  const heldRows = await client.query<{
+    item: string;
+    location: string;
+    day: string;
+    version: number;
+    record_value: Buffer;
+  }>(
+    `SELECT r.item, r.location, r.day, r.version, r.record_value
            FROM unnest($2::text[], $3::text[], $4::text[]) AS k(item, location, day)
            JOIN view_rows r ON r.ns = $1 AND r.item = k.item AND r.location = k.location AND r.day = k.day`,
-          [this.nsId, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
-        );
-        const held = new Map<string, Held>(
-          heldRows.rows.map((r) => [dayKey(r), { version: r.version, value: r.record_value }]),
-        );
-        const upserts = new Map<string, Upsert>();
-        const delta = new Map<number, ViewCounts>(partitions.map((p) => [p, { applied: 0, stale: 0, duplicate: 0 }]));
-        const last = new Map<number, number>();
-        for (const { record, v } of decoded) {
-          const key = dayKey(v);
-          const value = record.value as Buffer;
-          const current = held.get(key);
-          const counts = delta.get(record.partition) as ViewCounts;
-          last.set(record.partition, record.offset);
-          if (current === undefined || v.version > current.version) {
-            held.set(key, { version: v.version, value });
-            upserts.set(key, { v, value, partition: record.partition, offset: record.offset });
-            counts.applied += 1;
-          } else if (v.version < current.version) {
-            counts.stale += 1;
-          } else if (value.equals(current.value)) {
-            counts.duplicate += 1;
-          } else {
-            throw new ViewConflict(
-              `conflict on output topic partition ${record.partition} offset ${record.offset}: (item ${JSON.stringify(v.item)}, location ${JSON.stringify(v.location)}, day ${v.day}, version ${v.version}) is held as ${current.value.toString('utf8')} but this record says ${value.toString('utf8')}; nothing was overwritten, the view stops before it`,
-            );
-          }
-        }
-        const rows = [...upserts.values()];
-        if (rows.length > 0) {
-          const written = await client.query(
-            `INSERT INTO view_rows AS r (ns, item, location, day, version, closing, status, retracted,
+    [nsId, keys.map((k) => k.item), keys.map((k) => k.location), keys.map((k) => k.day)],
+  );
+  return new Map<string, Held>(heldRows.rows.map((r) => [dayKey(r), { version: r.version, value: r.record_value }]));
+}
+
+/**
+ * Each record in order against the highest version held or seen earlier in the batch (the
+ * module's comment gives the rule); `held` is updated as the batch goes. A conflict throws.
+ */
+function decideBatch(
+  decoded: readonly DecodedRecord[],
+  held: Map<string, Held>,
+  partitions: readonly number[],
+): ViewBatch {
+  const upserts = new Map<string, Upsert>();
+  const delta = new Map<number, ViewCounts>(partitions.map((p) => [p, { applied: 0, stale: 0, duplicate: 0 }]));
+  const last = new Map<number, number>();
+  for (const { record, v } of decoded) {
+    const key = dayKey(v);
+    const value = record.value as Buffer;
+    const current = held.get(key);
+    const counts = delta.get(record.partition) as ViewCounts;
+    last.set(record.partition, record.offset);
+    if (current === undefined || v.version > current.version) {
+      held.set(key, { version: v.version, value });
+      upserts.set(key, { v, value, partition: record.partition, offset: record.offset });
+      counts.applied += 1;
+    } else if (v.version < current.version) {
+      counts.stale += 1;
+    } else if (value.equals(current.value)) {
+      counts.duplicate += 1;
+    } else {
+      throw new ViewConflict(
+        `conflict on output topic partition ${record.partition} offset ${record.offset}: (item ${JSON.stringify(v.item)}, location ${JSON.stringify(v.location)}, day ${v.day}, version ${v.version}) is held as ${current.value.toString('utf8')} but this record says ${value.toString('utf8')}; nothing was overwritten, the view stops before it`,
+      );
+    }
+  }
+  return { partitions, upserts: [...upserts.values()], delta, last };
+}
+
+/** Writes the batch's new highest versions, one row per (item, location, day). */
+async function writeUpserts(client: Queryable, nsId: number, rows: readonly Upsert[]): Promise<void> {
+  const written = await client.query(
+    `INSERT INTO view_rows AS r (ns, item, location, day, version, closing, status, retracted,
                                        cause_partition, cause_offset, record_value, topic_partition, topic_offset, applied_at)
            SELECT $1::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted,
                   u.cp, u.co, u.value, u.tp, u.tof, clock_timestamp()
@@ -244,62 +317,46 @@ export class OutputView {
                   topic_partition = EXCLUDED.topic_partition, topic_offset = EXCLUDED.topic_offset,
                   applied_at = EXCLUDED.applied_at
             WHERE r.version < EXCLUDED.version`,
-            [
-              this.nsId,
-              rows.map((u) => u.v.item),
-              rows.map((u) => u.v.location),
-              rows.map((u) => u.v.day),
-              rows.map((u) => u.v.version),
-              rows.map((u) => u.v.closing),
-              rows.map((u) => u.v.status),
-              rows.map((u) => u.v.retracted),
-              rows.map((u) => u.v.cause.partition),
-              rows.map((u) => u.v.cause.offset),
-              rows.map((u) => u.value),
-              rows.map((u) => u.partition),
-              rows.map((u) => u.offset),
-            ],
-          );
-          // Every upsert raised a version under the partition locks: anything else is a bug.
-          assertInvariant(written.rowCount === rows.length, `view upsert wrote ${written.rowCount} of ${rows.length}`);
-        }
-        const moved = await client.query(
-          `UPDATE view_partitions p
+    [
+      nsId,
+      rows.map((u) => u.v.item),
+      rows.map((u) => u.v.location),
+      rows.map((u) => u.v.day),
+      rows.map((u) => u.v.version),
+      rows.map((u) => u.v.closing),
+      rows.map((u) => u.v.status),
+      rows.map((u) => u.v.retracted),
+      rows.map((u) => u.v.cause.partition),
+      rows.map((u) => u.v.cause.offset),
+      rows.map((u) => u.value),
+      rows.map((u) => u.partition),
+      rows.map((u) => u.offset),
+    ],
+  );
+  // Every upsert raised a version under the partition locks: anything else is a bug.
+  assertInvariant(written.rowCount === rows.length, `view upsert wrote ${written.rowCount} of ${rows.length}`);
+}
+
+/** Moves each partition's frontier past the batch and adds its counts, in the same transaction. */
+async function moveFrontiers(client: Queryable, namespace: string, batch: ViewBatch): Promise<void> {
+  const { partitions, delta, last } = batch;
+  const moved = await client.query(
+    `UPDATE view_partitions p
             SET frontier = u.frontier, applied = p.applied + u.applied, stale = p.stale + u.stale,
                 duplicate = p.duplicate + u.duplicate, updated_at = clock_timestamp()
            FROM unnest($2::int[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
                 AS u(partition, frontier, applied, stale, duplicate)
           WHERE p.namespace = $1 AND p.partition = u.partition`,
-          [
-            this.config.namespace,
-            partitions,
-            partitions.map((p) => (last.get(p) as number) + 1),
-            partitions.map((p) => delta.get(p)?.applied ?? 0),
-            partitions.map((p) => delta.get(p)?.stale ?? 0),
-            partitions.map((p) => delta.get(p)?.duplicate ?? 0),
-          ],
-        );
-        assertInvariant(moved.rowCount === partitions.length, `moved ${moved.rowCount} view frontiers`);
-        await client.query('COMMIT');
-        const total: ViewCounts = { applied: 0, stale: 0, duplicate: 0 };
-        for (const p of partitions) {
-          const d = delta.get(p) as ViewCounts;
-          const c = this.counts.get(p) as ViewCounts;
-          c.applied += d.applied;
-          c.stale += d.stale;
-          c.duplicate += d.duplicate;
-          total.applied += d.applied;
-          total.stale += d.stale;
-          total.duplicate += d.duplicate;
-          this.positions.set(p, (last.get(p) as number) + 1);
-        }
-        return total;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    });
-  }
+    [
+      namespace,
+      partitions,
+      partitions.map((p) => (last.get(p) as number) + 1),
+      partitions.map((p) => delta.get(p)?.applied ?? 0),
+      partitions.map((p) => delta.get(p)?.stale ?? 0),
+      partitions.map((p) => delta.get(p)?.duplicate ?? 0),
+    ],
+  );
+  assertInvariant(moved.rowCount === partitions.length, `moved ${moved.rowCount} view frontiers`);
 }
 
 interface ViewRow {

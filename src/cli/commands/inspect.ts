@@ -217,28 +217,7 @@ function renderInspection(d: InspectionDocument): string {
   out.push(`namespace ${d.namespace}  source ${d.source_topic} (${d.source_incarnation})`);
   out.push(statusLine('source topic', d.source));
   out.push('');
-  out.push(
-    table(
-      ['partition', 'epoch', 'frontier', 'end', 'lag', 'owner', 'last work'],
-      d.partitions.map((p) => [
-        String(p.partition),
-        String(p.epoch),
-        String(p.frontier),
-        p.end === null ? '-' : String(p.end),
-        p.lag === null ? '-' : String(p.lag),
-        p.owner ?? '-',
-        p.last_work === null
-          ? '-'
-          : `${p.last_work.first_offset}..${p.last_work.last_offset} (${p.last_work.records}) ${Object.entries(
-              p.last_work.counts,
-            )
-              .map(([o, n]) => `${o}:${n}`)
-              .join(
-                ' ',
-              )} epoch ${p.last_work.epoch} ${(p.last_work.work_elapsed_ns / 1e6).toFixed(2)} ms at ${p.last_work.committed_at}`,
-      ]),
-    ),
-  );
+  out.push(partitionsTable(d.partitions));
   out.push('');
   out.push(
     `decisions  ${Object.entries(d.counts)
@@ -249,56 +228,85 @@ function renderInspection(d: InspectionDocument): string {
     `outputs    ${d.outputs.versions} versions (${d.outputs.retractions} retractions) · quarantine ${d.quarantine} · outbox ${d.outbox.pending} pending, ${d.outbox.published} published`,
   );
   if (d.view === null) out.push('view       no output binding (amendsctl output-create)');
-  else {
-    out.push('');
-    out.push(`view of ${d.view.output_topic} (${d.view.incarnation})`);
-    if (d.view.output_status !== null) out.push(statusLine('output topic', d.view.output_status));
-    out.push(
-      table(
-        ['partition', 'frontier', 'end', 'lag', 'applied', 'stale', 'duplicate'],
-        d.view.partitions.map((p) => [
-          String(p.partition),
-          String(p.frontier),
-          p.end === null ? '-' : String(p.end),
-          p.lag === null ? '-' : String(p.lag),
-          String(p.applied),
-          String(p.stale),
-          String(p.duplicate),
-        ]),
-      ),
-    );
-  }
+  else out.push('', ...viewLines(d.view));
   out.push('');
   if (d.workers.length === 0) out.push('workers    none seen');
-  else
-    out.push(
-      table(
-        ['worker', 'role', 'pid', 'heartbeat age', 'state'],
-        d.workers.map((w) => [
-          w.id,
-          w.role,
-          String(w.pid),
-          `${(w.heartbeat_age_ms / 1000).toFixed(1)} s`,
-          summarizeState(w.state),
-        ]),
-      ),
-    );
+  else out.push(workersTable(d.workers));
   if (d.recent.length > 0) {
     out.push('');
-    out.push(
-      table(
-        ['partition', 'offset', 'outcome', 'txn', 'rev'],
-        d.recent.map((r) => [
-          String(r.partition),
-          String(r.offset),
-          r.outcome,
-          r.txn ?? '-',
-          r.rev === null ? '-' : String(r.rev),
-        ]),
-      ),
-    );
+    out.push(recentTable(d.recent));
   }
   return `${out.join('\n')}\n`;
+}
+
+function partitionsTable(partitions: InspectionDocument['partitions']): string {
+  return table(
+    ['partition', 'epoch', 'frontier', 'end', 'lag', 'owner', 'last work'],
+    partitions.map((p) => [
+      String(p.partition),
+      String(p.epoch),
+      String(p.frontier),
+      p.end === null ? '-' : String(p.end),
+      p.lag === null ? '-' : String(p.lag),
+      p.owner ?? '-',
+      p.last_work === null ? '-' : lastWorkCell(p.last_work),
+    ]),
+  );
+}
+
+function lastWorkCell(w: NonNullable<InspectionDocument['partitions'][number]['last_work']>): string {
+  const counts = Object.entries(w.counts)
+    .map(([o, n]) => `${o}:${n}`)
+    .join(' ');
+  const elapsedMs = (w.work_elapsed_ns / 1e6).toFixed(2);
+  return `${w.first_offset}..${w.last_offset} (${w.records}) ${counts} epoch ${w.epoch} ${elapsedMs} ms at ${w.committed_at}`;
+}
+
+/** The view's heading, its output topic's status (when observed) and its partitions. */
+function viewLines(view: NonNullable<InspectionDocument['view']>): string[] {
+  const lines = [`view of ${view.output_topic} (${view.incarnation})`];
+  if (view.output_status !== null) lines.push(statusLine('output topic', view.output_status));
+  lines.push(
+    table(
+      ['partition', 'frontier', 'end', 'lag', 'applied', 'stale', 'duplicate'],
+      view.partitions.map((p) => [
+        String(p.partition),
+        String(p.frontier),
+        p.end === null ? '-' : String(p.end),
+        p.lag === null ? '-' : String(p.lag),
+        String(p.applied),
+        String(p.stale),
+        String(p.duplicate),
+      ]),
+    ),
+  );
+  return lines;
+}
+
+function workersTable(workers: InspectionDocument['workers']): string {
+  return table(
+    ['worker', 'role', 'pid', 'heartbeat age', 'state'],
+    workers.map((w) => [
+      w.id,
+      w.role,
+      String(w.pid),
+      `${(w.heartbeat_age_ms / 1000).toFixed(1)} s`,
+      summarizeState(w.state),
+    ]),
+  );
+}
+
+function recentTable(recent: InspectionDocument['recent']): string {
+  return table(
+    ['partition', 'offset', 'outcome', 'txn', 'rev'],
+    recent.map((r) => [
+      String(r.partition),
+      String(r.offset),
+      r.outcome,
+      r.txn ?? '-',
+      r.rev === null ? '-' : String(r.rev),
+    ]),
+  );
 }
 
 function summarizeState(state: unknown): string {

@@ -171,71 +171,11 @@ async function publishLines(
     deliveryTimeoutMs: settings.deliveryTimeoutMs,
     batchSizeBytes: settings.batchSizeBytes,
   });
-  const outcomes: (LineOutcome | undefined)[] = new Array(lines.length).fill(undefined);
   const progress: Progress = createProgress(io, lines.length, 'source-load');
-  let completed = 0;
-  let printed = 0;
-  let stopReason: string | undefined;
+  const load = new LoadOutcomes(lines, guard, progress);
   let closeError: unknown;
-  const inFlight: Promise<void>[] = [];
-
-  // Coordinates appear in file order: a line is printed once it and every line before it
-  // have an outcome (failed lines print nothing on stdout; the diagnostic names them).
-  const printReady = () => {
-    while (printed < lines.length) {
-      const outcome = outcomes[printed];
-      if (outcome === undefined) break;
-      const line = lines[printed]!;
-      if ('delivered' in outcome) {
-        progress.printLine(
-          `line ${line.line} -> partition ${outcome.delivered.partition} offset ${outcome.delivered.offset}`,
-        );
-      }
-      printed++;
-    }
-  };
-
-  // Every line gets exactly one outcome; the first error stops further queuing (lines
-  // already queued still settle, bounded by the delivery timeout).
-  // The first line (file order) acknowledged once the guard's loss was known: from there on
-  // the load published without the guard, so a verify may have compared meanwhile.
-  let firstUnguarded: number | undefined;
-  const settle = (i: number, outcome: LineOutcome) => {
-    outcomes[i] = outcome;
-    if (guard.lost !== undefined && 'delivered' in outcome) firstUnguarded = Math.min(firstUnguarded ?? i, i);
-    if ('error' in outcome) stopReason ??= `line ${lines[i]!.line} was not published`;
-    completed++;
-    progress.update(completed);
-    printReady();
-  };
-  const asPublicationError = (error: unknown) =>
-    error instanceof PublicationError ? error : new PublicationError('failed', String(error));
-
   try {
-    for (let i = 0; i < lines.length; i++) {
-      if (stopReason !== undefined) break;
-      if (guard.lost !== undefined) {
-        stopReason = `the producer guard was lost (${guard.lost})`;
-        break;
-      }
-      if (i >= inFlightMax) await inFlight[i - inFlightMax];
-      const line = lines[i]!;
-      let queued: QueuedRecord;
-      try {
-        // Awaited before the next line is queued: file order is queue order.
-        queued = await producer.enqueue(manifest.source_topic, line.partition, line.key, line.value);
-      } catch (error) {
-        settle(i, { error: asPublicationError(error) });
-        break;
-      }
-      inFlight.push(
-        queued.delivered.then(
-          (delivered) => settle(i, { delivered }),
-          (error: unknown) => settle(i, { error: asPublicationError(error) }),
-        ),
-      );
-    }
-    await Promise.all(inFlight);
+    await queueLines(producer, manifest.source_topic, lines, guard, load);
   } finally {
     // Every queued line has an outcome here (each is bounded by the delivery timeout);
     // close() still rejects any stragglers as unknown and waits for the full disconnect.
@@ -245,10 +185,10 @@ async function publishLines(
     );
     progress.stop();
   }
-  printReady();
-  const problem = summarizeFailures(lines, outcomes, {
+  load.printReady();
+  const problem = summarizeFailures(lines, load.outcomes, {
     lost: guard.lost,
-    firstUnguardedLine: firstUnguarded === undefined ? undefined : lines[firstUnguarded]?.line,
+    firstUnguardedLine: load.firstUnguarded === undefined ? undefined : lines[load.firstUnguarded]?.line,
   });
   if (problem !== undefined) throw operationalError(problem);
   if (closeError !== undefined) {
@@ -256,6 +196,100 @@ async function publishLines(
     throw operationalError(
       `every line was acknowledged, but closing the producer failed: ${(closeError as Error).message}`,
     );
+  }
+}
+
+/**
+ * Queues the lines in file order, at most `inFlightMax` unacknowledged, until one fails or the
+ * guard is lost; then waits until every queued line has settled.
+ */
+async function queueLines(
+  producer: SourceProducer,
+  topic: string,
+  lines: readonly EncodedFixtureLine[],
+  guard: ProducerGuard,
+  load: LoadOutcomes,
+): Promise<void> {
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (load.stopReason !== undefined) break;
+    if (guard.lost !== undefined) {
+      load.stopReason = `the producer guard was lost (${guard.lost})`;
+      break;
+    }
+    if (i >= inFlightMax) await inFlight[i - inFlightMax];
+    const line = lines[i]!;
+    let queued: QueuedRecord;
+    try {
+      // Awaited before the next line is queued: file order is queue order.
+      queued = await producer.enqueue(topic, line.partition, line.key, line.value);
+    } catch (error) {
+      load.settle(i, { error: asPublicationError(error) });
+      break;
+    }
+    inFlight.push(
+      queued.delivered.then(
+        (delivered) => load.settle(i, { delivered }),
+        (error: unknown) => load.settle(i, { error: asPublicationError(error) }),
+      ),
+    );
+  }
+  await Promise.all(inFlight);
+}
+
+function asPublicationError(error: unknown): PublicationError {
+  return error instanceof PublicationError ? error : new PublicationError('failed', String(error));
+}
+
+/**
+ * Every line gets exactly one outcome; the first error stops further queuing (lines already
+ * queued still settle, bounded by the delivery timeout). Coordinates appear in file order: a
+ * line is printed once it and every line before it have an outcome (failed lines print
+ * nothing on stdout; the diagnostic names them).
+ */
+class LoadOutcomes {
+  readonly outcomes: (LineOutcome | undefined)[];
+  /** Why queuing stopped early, if it did. */
+  stopReason: string | undefined;
+  /**
+   * The first line (file order) acknowledged once the guard's loss was known: from there on
+   * the load published without the guard, so a verify may have compared meanwhile.
+   */
+  firstUnguarded: number | undefined;
+  private completed = 0;
+  private printed = 0;
+
+  constructor(
+    private readonly lines: readonly EncodedFixtureLine[],
+    private readonly guard: ProducerGuard,
+    private readonly progress: Progress,
+  ) {
+    this.outcomes = new Array(lines.length).fill(undefined);
+  }
+
+  settle(i: number, outcome: LineOutcome): void {
+    this.outcomes[i] = outcome;
+    if (this.guard.lost !== undefined && 'delivered' in outcome) {
+      this.firstUnguarded = Math.min(this.firstUnguarded ?? i, i);
+    }
+    if ('error' in outcome) this.stopReason ??= `line ${this.lines[i]!.line} was not published`;
+    this.completed++;
+    this.progress.update(this.completed);
+    this.printReady();
+  }
+
+  printReady(): void {
+    while (this.printed < this.lines.length) {
+      const outcome = this.outcomes[this.printed];
+      if (outcome === undefined) break;
+      const line = this.lines[this.printed]!;
+      if ('delivered' in outcome) {
+        this.progress.printLine(
+          `line ${line.line} -> partition ${outcome.delivered.partition} offset ${outcome.delivered.offset}`,
+        );
+      }
+      this.printed++;
+    }
   }
 }
 
