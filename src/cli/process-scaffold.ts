@@ -109,7 +109,7 @@ export class ProcessScaffold {
   }
 
   /** One heartbeat row about once a second (heartbeat-writer.ts); its last beat is written at close. */
-  startHeartbeat(summarize: () => Record<string, unknown>): void {
+  startHeartbeat(summarize: () => object): void {
     const { role, id, manifest, log } = this.options;
     const identity = { namespace: manifest.config.namespace, workerId: id, role, pid: process.pid };
     this.heartbeat = new HeartbeatWriter(this.db.pool, identity, summarize, log);

@@ -1,31 +1,48 @@
 /**
  * The group actor: owns the consumer's lifecycle and supervises one partition actor per
- * assigned partition (worker.md §3, §4). No I/O here: the consumer and the source observer
- * are invoked services supplied through `setup({ actors })`.
+ * assigned partition (worker.md §3, §4). This file is the chart; what its names mean (services,
+ * delays, guards, actions) is in group-setup.ts, and how it hands a service's answer to a guard
+ * or an action in service-params.ts.
  *
  *   starting → running.polling ⇄ validatingBatch → deciding → polling
  *   (the next poll and its source observation run while the last batch of a poll is being
  *   committed: deciding → polling as soon as nothing is pending, and a batch is dispatched only
  *   once the one in flight settled)
  *   running.polling ─PARTITIONS_ASSIGNED→ assigning (validate source → claim + seek → assign with offsets)
- *   running.* ─PARTITIONS_REVOKED→ revoking (release, wait for the in-flight decision → unassign)
- *   running.* ─a transient failure→ riding (release, probe ⇄ wait → assigning afresh)
- *   any ─STOP, a fatal failure or an outage past its budget→ draining (release, wait, unassign,
- *     close) → stopped | failed
+ *   running.* ─PARTITIONS_REVOKED→ revoking (releasing → unassigning)
+ *   running.* ─a transient failure→ riding (releasing, probing ⇄ waiting → assigning afresh)
+ *   any ─STOP, a fatal failure or an outage past its budget→ draining (releasing → unassigning
+ *     → closing) → stopped | failed
  *
  * Rebalances follow the eager protocol (`range` assignment, worker.md §3): a revocation is
  * always of the whole assignment, and an assignment only follows a completed revocation.
  */
-import { and, assign, enqueueActions, fromPromise, not, setup } from 'xstate';
-import { defaultBatchSize, defaultOutageBudgetMs, operationBudgetMs, probeWaitMs } from './limits.js';
-import { type PartitionEnd, type PartitionReport, partitionMachine, type ReleaseReason } from './partition-machine.js';
-import type {
-  PartitionBounds,
-  PartitionPosition,
-  SourceInvalidReason,
-  SourceObservation,
-  SourceRecord,
-} from './ports.js';
+import { and, type ErrorActorEvent, not } from 'xstate';
+import {
+  errorText,
+  groupSetup,
+  type OutageParams,
+  partitionFailureOf,
+  type ReleaseParams,
+  rebalanceBudgetFailure,
+} from './group-setup.js';
+import type { GroupEvent, PartitionEndedEvent } from './group-types.js';
+import { defaultBatchSize, defaultOutageBudgetMs } from './limits.js';
+import { failure, observation, records } from './service-params.js';
+
+export { partitionActorId } from './group-setup.js';
+export type {
+  GroupCommand,
+  GroupContext,
+  GroupEvent,
+  GroupFailure,
+  GroupFailureReason,
+  GroupInput,
+  GroupOutput,
+  Outage,
+  PartitionEntry,
+  PartitionPhase,
+} from './group-types.js';
 
 /**
  * What a settled batch does wherever the group meets it (deciding, or polling and validating the
@@ -34,409 +51,7 @@ import type {
  */
 const settledActions = ['recordSettled', 'clearOutage'] as const;
 
-/** The fixed actor id of a partition's actor: its done event is `xstate.done.actor.partition-<n>`. */
-export function partitionActorId(partition: number): string {
-  return `partition-${partition}`;
-}
-
-/** The group's view of one partition actor of the current assignment generation. */
-export type PartitionPhase = 'claiming' | 'positioned' | 'consuming' | 'retired' | 'failed';
-
-export interface PartitionEntry {
-  partition: number;
-  phase: PartitionPhase;
-  /** The explicit offset the consumer is assigned at (the claimed frontier). */
-  offset: number | null;
-  /** The latest settled frontier, for the dashboard. */
-  frontier: number | null;
-  released: boolean;
-  end: PartitionEnd | null;
-}
-
-export type GroupFailureReason =
-  | 'partition_failed'
-  | 'source_invalid'
-  | 'source_unobservable'
-  | 'consumer_failed'
-  | 'rebalance_protocol'
-  | 'rebalance_budget';
-
-export interface GroupFailure {
-  reason: GroupFailureReason;
-  partition: number | null;
-  detail: string;
-}
-
-export interface GroupInput {
-  namespace: string;
-  /** `--batch-size`: records per poll (and so at most per decision). */
-  batchSize?: number;
-  /** `--outage-budget-s` in ms; 0 ends the process at the first transient failure. */
-  outageBudgetMs?: number;
-}
-
-/** A transient outage being ridden through (worker.md §6 "Transient outages"). */
-export interface Outage {
-  /** What began it: the process's failure if the budget runs out. */
-  failure: GroupFailure;
-  /** The budget ran out while the group was processing again: a relapse now is fatal. */
-  overdue: boolean;
-}
-
-export interface GroupContext {
-  namespace: string;
-  batchSize: number;
-  /** Counts assignments; part of every ownership token of the generation. */
-  generation: number;
-  /** The partitions of the latest assignment, ascending. */
-  assignment: readonly number[];
-  /** One entry per partition actor spawned for the current generation, ascending. */
-  partitions: PartitionEntry[];
-  /** The bounds of the latest valid source observation. */
-  bounds: PartitionBounds[];
-  /** The records of the last non-empty poll, until the source observation passes. */
-  polled: readonly SourceRecord[];
-  /** Per-partition batches of the last poll still to decide, in order. */
-  pending: { partition: number; records: readonly SourceRecord[] }[];
-  /** The partition whose decision is in flight: processing is serial across partitions. */
-  inFlight: number | null;
-  failure: GroupFailure | null;
-  stopReason: string | null;
-  outageBudgetMs: number;
-  /** Set by the first transient failure, cleared by the next settled decision. */
-  outage: Outage | null;
-  /** Failed probes since the group began riding: the next wait grows with them. */
-  probes: number;
-}
-
-export interface GroupOutput {
-  /** 0 after a clean stop, 1 after a failure (worker.md §7). */
-  exitCode: 0 | 1;
-  failure: GroupFailure | null;
-}
-
-/** The events a consumer adapter and a signal handler send. */
-export type GroupCommand =
-  /** librdkafka's ERR__ASSIGN_PARTITIONS: the callback waits until the group calls `assign`. */
-  | { type: 'PARTITIONS_ASSIGNED'; partitions: readonly number[] }
-  /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): the callback waits until `unassign`. */
-  | { type: 'PARTITIONS_REVOKED'; lost: boolean }
-  /** SIGINT / SIGTERM. */
-  | { type: 'STOP'; reason: string };
-
-/** The outage clock, raised by the group itself (a delayed event, not a child actor). */
-type OutageClock = { type: 'OUTAGE_EXPIRED' } | { type: 'OUTAGE_QUIET' };
-
-export type GroupEvent = GroupCommand | PartitionReport | OutageClock;
-
-/** The id of the one pending outage-clock event, so a settled decision can cancel it. */
-const outageTimer = 'outage-budget';
-
-/** Partition ends a dependency outage causes: the next claim, not a restart, recovers them. */
-const transientEnds: ReadonlySet<string> = new Set([
-  'retries_exhausted',
-  'budget_exhausted',
-  'outcome_unresolved',
-  'source_unobservable',
-]);
-
-function outputOf<T>(event: unknown): T {
-  return (event as { output: T }).output;
-}
-
-function errorText(event: unknown): string {
-  const error = (event as { error?: unknown }).error;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** The failure an outage began with: a partition's end, or the group's own failed service. */
-function outageFailureOf(event: GroupEvent, params: { reason?: GroupFailureReason; detail?: string }): GroupFailure {
-  if (event.type === 'PARTITION_ENDED') {
-    return {
-      reason: 'partition_failed',
-      partition: event.partition,
-      detail: `${event.end.reason}: ${event.end.detail}`,
-    };
-  }
-  return { reason: params.reason ?? 'source_unobservable', partition: null, detail: params.detail ?? errorText(event) };
-}
-
-/** Retired because another owner claimed the partition, or moved its frontier. */
-function takenByAnother(entry: PartitionEntry | undefined): boolean {
-  const reason = entry?.end?.status === 'retired' ? entry.end.reason : null;
-  return reason === 'fenced' || reason === 'foreign_epoch' || reason === 'unexpected_frontier';
-}
-
-function isLive(entry: PartitionEntry): boolean {
-  return entry.phase !== 'retired' && entry.phase !== 'failed';
-}
-
-function updateEntry(entries: PartitionEntry[], partition: number, change: Partial<PartitionEntry>): PartitionEntry[] {
-  return entries.map((e) => (e.partition === partition ? { ...e, ...change } : e));
-}
-
-function describeInvalid(observation: SourceObservation): { reason: SourceInvalidReason; detail: string } {
-  return observation.valid
-    ? { reason: 'frontier_beyond_end', detail: 'no invalidity reported' }
-    : { reason: observation.reason, detail: observation.detail };
-}
-
-export const groupMachine = setup({
-  types: {
-    context: {} as GroupContext,
-    events: {} as GroupEvent,
-    input: {} as GroupInput,
-    output: {} as GroupOutput,
-  },
-  actors: {
-    partition: partitionMachine,
-    connect: fromPromise<void, void>(async () => {
-      throw new Error('the connect service was not provided');
-    }),
-    poll: fromPromise<readonly SourceRecord[], { maxRecords: number }>(async () => {
-      throw new Error('the poll service was not provided');
-    }),
-    observeSource: fromPromise<SourceObservation, { partitions: readonly number[] }>(async () => {
-      throw new Error('the observeSource service was not provided');
-    }),
-    /** While riding: the source observation and each partition's row, i.e. both dependencies answer. */
-    probe: fromPromise<SourceObservation, { partitions: readonly number[] }>(async () => {
-      throw new Error('the probe service was not provided');
-    }),
-    assign: fromPromise<void, { positions: readonly PartitionPosition[] }>(async () => {
-      throw new Error('the assign service was not provided');
-    }),
-    unassign: fromPromise<void, void>(async () => {
-      throw new Error('the unassign service was not provided');
-    }),
-    close: fromPromise<void, void>(async () => {
-      throw new Error('the close service was not provided');
-    }),
-  },
-  delays: {
-    operationBudget: operationBudgetMs,
-    probeWait: ({ context }) => probeWaitMs(context.probes),
-  },
-  guards: {
-    pollEmpty: ({ event }) => outputOf<readonly SourceRecord[]>(event).length === 0,
-    sourceInvalid: ({ event }) => !outputOf<SourceObservation>(event).valid,
-    nothingAssigned: ({ context }) => !context.partitions.some(isLive),
-    assignmentSettled: ({ context }) => !context.partitions.some((e) => e.phase === 'claiming'),
-    allPartitionsEnded: ({ context }) => !context.partitions.some(isLive),
-    nothingPending: ({ context }) => context.pending.length === 0,
-    endedFailed: ({ event }) => event.type === 'PARTITION_ENDED' && event.end.status === 'failed',
-    endedTransient: ({ event }) =>
-      event.type === 'PARTITION_ENDED' && event.end.status === 'failed' && transientEnds.has(event.end.reason),
-    outageSpent: ({ context }) => context.outageBudgetMs === 0 || context.outage?.overdue === true,
-    endedInFlight: ({ context, event }) => event.type === 'PARTITION_ENDED' && event.partition === context.inFlight,
-    hasFailure: ({ context }) => context.failure !== null,
-  },
-  actions: {
-    // After riding, the same assignment is claimed afresh (a new generation, new tokens), but
-    // for partitions another owner took meanwhile: a fence means our assignment may be stale,
-    // and only the group's next assignment, not this process, may claim them back.
-    beginGeneration: assign(({ context, event }) => ({
-      generation: context.generation + 1,
-      assignment:
-        event.type === 'PARTITIONS_ASSIGNED'
-          ? [...event.partitions].sort((a, b) => a - b)
-          : context.assignment.filter((p) => !takenByAnother(context.partitions.find((e) => e.partition === p))),
-      partitions: [],
-      pending: [],
-      inFlight: null,
-    })),
-    saveBounds: assign({
-      bounds: ({ event }) => [...((outputOf<SourceObservation>(event) as { bounds?: PartitionBounds[] }).bounds ?? [])],
-    }),
-    // One actor per partition. Ids are computed here because a spawn's id must be a fixed string
-    // (library-notes.md); ASSIGNED is queued in the child's mailbox until it starts.
-    spawnPartitions: enqueueActions(({ context, enqueue }) => {
-      // An entry exists exactly while its actor may be alive: created with the spawn.
-      enqueue.assign({
-        partitions: context.assignment.map(
-          (partition): PartitionEntry => ({
-            partition,
-            phase: 'claiming',
-            offset: null,
-            frontier: null,
-            released: false,
-            end: null,
-          }),
-        ),
-      });
-      for (const partition of context.assignment) {
-        const bounds = context.bounds.find((b) => b.partition === partition) ?? {
-          partition,
-          retainedStart: 0,
-          readCommittedEnd: -1,
-        };
-        const id = partitionActorId(partition);
-        enqueue.spawnChild('partition', {
-          id,
-          input: { namespace: context.namespace, partition, generation: context.generation, bounds },
-        });
-        enqueue.sendTo(id, { type: 'ASSIGNED' });
-      }
-    }),
-    recordPositioned: assign({
-      partitions: ({ context, event }) =>
-        event.type === 'PARTITION_POSITIONED'
-          ? updateEntry(context.partitions, event.partition, {
-              phase: 'positioned',
-              offset: event.offset,
-              frontier: event.offset,
-            })
-          : context.partitions,
-    }),
-    // The consumer now fetches from the explicit offsets: the positioned actors may process.
-    confirmPositions: enqueueActions(({ context, enqueue }) => {
-      for (const entry of context.partitions) {
-        if (entry.phase !== 'positioned') continue;
-        enqueue.sendTo(partitionActorId(entry.partition), { type: 'POSITIONED' });
-      }
-      enqueue.assign({
-        partitions: context.partitions.map((e) =>
-          e.phase === 'positioned' ? { ...e, phase: 'consuming' as const } : e,
-        ),
-      });
-    }),
-    recordSettled: assign(({ context, event }) =>
-      event.type === 'PARTITION_SETTLED'
-        ? {
-            partitions: updateEntry(context.partitions, event.partition, { frontier: event.frontier }),
-            inFlight: context.inFlight === event.partition ? null : context.inFlight,
-          }
-        : {},
-    ),
-    // A partition actor in a final state is stopped at once, so `partitions` (phase ≠ retired
-    // or failed) and the live children stay the same set: every sendTo targets an existing child.
-    recordEnded: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'PARTITION_ENDED') return;
-      enqueue.assign({
-        partitions: updateEntry(context.partitions, event.partition, { phase: event.end.status, end: event.end }),
-        inFlight: context.inFlight === event.partition ? null : context.inFlight,
-      });
-      enqueue.stopChild(partitionActorId(event.partition));
-    }),
-    recordPartitionFailure: assign({
-      failure: ({ context, event }) =>
-        context.failure ??
-        (event.type === 'PARTITION_ENDED'
-          ? {
-              reason: 'partition_failed' as const,
-              partition: event.partition,
-              detail: `${event.end.reason}: ${event.end.detail}`,
-            }
-          : null),
-    }),
-    recordSourceInvalid: assign({
-      failure: ({ context, event }) => {
-        const { reason, detail } = describeInvalid(outputOf<SourceObservation>(event));
-        return (
-          context.failure ?? { reason: 'source_invalid' as const, partition: null, detail: `${reason}: ${detail}` }
-        );
-      },
-    }),
-    recordServiceFailure: assign({
-      failure: ({ context, event }, params: { reason: GroupFailureReason }) =>
-        context.failure ?? { reason: params.reason, partition: null, detail: errorText(event) },
-    }),
-    recordFailure: assign({
-      failure: ({ context }, params: { reason: GroupFailureReason; detail: string }) =>
-        context.failure ?? { reason: params.reason, partition: null, detail: params.detail },
-    }),
-    // The first transient failure starts the outage clock; later ones belong to the same outage.
-    noteOutage: enqueueActions(
-      ({ context, event, enqueue }, params: { reason?: GroupFailureReason; detail?: string }) => {
-        if (context.outage !== null) return;
-        enqueue.assign({ outage: { failure: outageFailureOf(event, params), overdue: false } });
-        if (context.outageBudgetMs > 0) {
-          enqueue.raise({ type: 'OUTAGE_EXPIRED' }, { id: outageTimer, delay: context.outageBudgetMs });
-        }
-      },
-    ),
-    // Expired while processing again: the next failure within one more budget is fatal.
-    markOverdue: enqueueActions(({ context, enqueue }) => {
-      if (context.outage === null) return;
-      enqueue.assign({ outage: { ...context.outage, overdue: true } });
-      enqueue.cancel(outageTimer); // a timer rescheduled under a pending id could not be cancelled
-      enqueue.raise({ type: 'OUTAGE_QUIET' }, { id: outageTimer, delay: context.outageBudgetMs });
-    }),
-    clearOutage: enqueueActions(({ context, enqueue }) => {
-      if (context.outage === null) return;
-      enqueue.cancel(outageTimer);
-      enqueue.assign({ outage: null });
-    }),
-    failOutage: assign({
-      failure: ({ context }) => {
-        const outage = context.outage;
-        if (context.failure !== null || outage === null) return context.failure;
-        const spent = context.outageBudgetMs > 0 ? `; outage budget of ${context.outageBudgetMs / 1000} s spent` : '';
-        return { ...outage.failure, detail: `${outage.failure.detail}${spent}` };
-      },
-    }),
-    resetProbes: assign({ probes: 0 }),
-    countProbe: assign({ probes: ({ context }) => context.probes + 1 }),
-    recordStop: assign({ stopReason: ({ event }) => (event.type === 'STOP' ? event.reason : 'stop') }),
-    savePolled: assign({ polled: ({ event }) => outputOf<readonly SourceRecord[]>(event) }),
-    // Group the poll's records per partition, keeping broker order within each partition.
-    routeBatch: assign(({ context }) => {
-      const byPartition = new Map<number, SourceRecord[]>();
-      for (const record of context.polled) {
-        const list = byPartition.get(record.partition) ?? [];
-        list.push(record);
-        byPartition.set(record.partition, list);
-      }
-      return {
-        pending: [...byPartition].map(([partition, records]) => ({ partition, records })),
-        polled: [],
-      };
-    }),
-    // Hands the next batch to its partition actor. The consumer has already moved past these
-    // records, and a batch may legitimately start after a gap (aborted data), so a consuming
-    // partition's batch is never dropped. Only batches of partitions that ended since the poll
-    // are: those are not owned here any more, and their next owner reads from PostgreSQL.
-    dispatchNext: enqueueActions(({ context, enqueue }) => {
-      // Serial processing (worker.md §4): the next batch waits for the one in flight.
-      if (context.inFlight !== null) return;
-      const pending = [...context.pending];
-      for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
-        const partition = next.partition;
-        const entry = context.partitions.find((e) => e.partition === partition);
-        if (entry?.phase !== 'consuming') continue;
-        // An observation without this partition's bounds proves nothing: empty bounds make the
-        // partition fail as source-invalid instead of deciding unchecked.
-        const bounds = context.bounds.find((b) => b.partition === partition) ?? {
-          partition,
-          retainedStart: 0,
-          readCommittedEnd: -1,
-        };
-        enqueue.assign({ pending, inFlight: partition });
-        enqueue.sendTo(partitionActorId(partition), { type: 'BATCH', records: next.records, bounds });
-        return;
-      }
-      enqueue.assign({ pending: [], inFlight: null });
-    }),
-    releasePartitions: enqueueActions(
-      ({ context, event, enqueue }, params: { reason: ReleaseReason | 'from-event' }) => {
-        const reason: ReleaseReason =
-          params.reason !== 'from-event'
-            ? params.reason
-            : event.type === 'PARTITIONS_REVOKED' && event.lost
-              ? 'lost'
-              : 'revoked';
-        for (const entry of context.partitions) {
-          if (!isLive(entry) || entry.released) continue;
-          enqueue.sendTo(partitionActorId(entry.partition), { type: 'RELEASE', reason });
-        }
-        enqueue.assign({
-          partitions: context.partitions.map((e) => (isLive(e) ? { ...e, released: true } : e)),
-          pending: [],
-        });
-      },
-    ),
-  },
-}).createMachine({
+export const groupMachine = groupSetup.createMachine({
   id: 'group',
   context: ({ input }) => ({
     namespace: input.namespace,
@@ -458,18 +73,17 @@ export const groupMachine = setup({
   initial: 'starting',
   states: {
     starting: {
+      description: 'Joins the consumer group (subscribe); rebalances arrive later, from inside a poll.',
       on: { STOP: { target: 'draining', actions: 'recordStop' } },
       invoke: {
         id: 'connect',
         src: 'connect',
         onDone: { target: 'running' },
-        onError: {
-          target: 'draining',
-          actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-        },
+        onError: { target: 'draining', actions: { type: 'recordConsumerFailure', params: failure } },
       },
     },
     running: {
+      description: 'Member of the group: polls, decides, and follows rebalances and outages.',
       on: {
         STOP: { target: 'draining', actions: 'recordStop' },
         PARTITIONS_REVOKED: { target: '.revoking' },
@@ -477,13 +91,14 @@ export const groupMachine = setup({
         // (library-notes.md). Anywhere else it would break the eager protocol: fail visibly.
         PARTITIONS_ASSIGNED: {
           target: 'draining',
-          actions: {
-            type: 'recordFailure',
-            params: { reason: 'rebalance_protocol', detail: 'an assignment arrived outside a poll' },
-          },
+          actions: { type: 'recordRebalanceViolation', params: { violation: 'assignedOutsidePoll' } },
         },
         PARTITION_ENDED: [
-          { guard: 'endedTransient', target: '.riding', actions: ['recordEnded', { type: 'noteOutage', params: {} }] },
+          {
+            guard: 'endedTransient',
+            target: '.riding',
+            actions: ['recordEnded', { type: 'noteOutage', params: endedOutage }],
+          },
           { guard: 'endedFailed', target: 'draining', actions: ['recordEnded', 'recordPartitionFailure'] },
           { actions: 'recordEnded' },
         ],
@@ -493,6 +108,7 @@ export const groupMachine = setup({
       initial: 'polling',
       states: {
         polling: {
+          description: 'A poll of at most --batch-size records; rebalance callbacks are served inside it.',
           on: {
             // The last batch of the previous poll may still be committing (see `deciding`).
             PARTITION_SETTLED: { actions: settledActions },
@@ -500,10 +116,7 @@ export const groupMachine = setup({
               { guard: 'nothingAssigned', target: 'assigning' },
               {
                 target: '#group.draining',
-                actions: {
-                  type: 'recordFailure',
-                  params: { reason: 'rebalance_protocol', detail: 'an assignment before the previous one was revoked' },
-                },
+                actions: { type: 'recordRebalanceViolation', params: { violation: 'assignedBeforeRevoked' } },
               },
             ],
           },
@@ -515,18 +128,15 @@ export const groupMachine = setup({
             input: ({ context }) => ({ maxRecords: context.batchSize }),
             onDone: [
               // An empty poll decides nothing and needs no observation (worker.md §2).
-              { guard: 'pollEmpty', target: 'polling', reenter: true },
-              { target: 'validatingBatch', actions: 'savePolled' },
+              { guard: { type: 'pollEmpty', params: records }, target: 'polling', reenter: true },
+              { target: 'validatingBatch', actions: { type: 'savePolled', params: records } },
             ],
-            onError: {
-              target: '#group.draining',
-              actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-            },
+            onError: { target: '#group.draining', actions: { type: 'recordConsumerFailure', params: failure } },
           },
         },
-        // After every non-empty poll, before any decision's COMMIT (worker.md §2): buffered
-        // records cannot silently bridge a topic recreation.
         validatingBatch: {
+          description:
+            'worker.md §2: the source is observed after every non-empty poll, before any of its COMMITs, so buffered records cannot bridge a topic recreation.',
           on: { PARTITION_SETTLED: { actions: settledActions } },
           invoke: {
             id: 'observeSource',
@@ -535,20 +145,21 @@ export const groupMachine = setup({
               partitions: context.partitions.filter((e) => e.phase === 'consuming').map((e) => e.partition),
             }),
             onDone: [
-              { guard: 'sourceInvalid', target: '#group.draining', actions: 'recordSourceInvalid' },
-              { target: 'deciding', actions: ['saveBounds', 'routeBatch'] },
+              {
+                guard: { type: 'sourceInvalid', params: observation },
+                target: '#group.draining',
+                actions: { type: 'recordSourceInvalid', params: observation },
+              },
+              { target: 'deciding', actions: [{ type: 'saveBounds', params: observation }, 'routeBatch'] },
             ],
-            onError: {
-              target: '#group.running.riding',
-              actions: { type: 'noteOutage', params: { reason: 'source_unobservable' } },
-            },
+            onError: { target: '#group.running.riding', actions: { type: 'noteOutage', params: unobservable } },
           },
         },
-        // One batch in flight at a time, in poll order. Once the last batch of a poll is in
-        // flight, the next poll and its source observation run while it commits (worker.md §2
-        // only needs the observation of a batch's own poll to pass before its COMMIT is sent):
-        // at batch size 1 they were half of each record's cycle.
+        // Once the last batch of a poll is in flight, the next poll and its source observation
+        // run while it commits (worker.md §2 only needs the observation of a batch's own poll to
+        // pass before its COMMIT is sent): at batch size 1 they were half of each record's cycle.
         deciding: {
+          description: 'Hands each batch of the poll to its partition actor, one in flight at a time, in poll order.',
           entry: 'dispatchNext',
           always: { guard: 'nothingPending', target: 'polling' },
           on: {
@@ -565,44 +176,47 @@ export const groupMachine = setup({
           },
         },
         assigning: {
+          description:
+            'An assignment inside the rebalance callback: validate the source, claim and seek every partition, assign with explicit offsets.',
           entry: 'beginGeneration',
-          // Callback work shares the 20 s budget, below the one-minute rebalance timeout.
+          // Callback work shares the operation budget, below the one-minute rebalance timeout.
           after: {
             operationBudget: {
               target: '#group.running.riding',
-              actions: {
-                type: 'noteOutage',
-                params: { reason: 'rebalance_budget', detail: 'assignment exceeded 20 s' },
-              },
+              actions: { type: 'noteOutage', params: rebalanceOverBudget },
             },
           },
           initial: 'validatingSource',
           states: {
-            // worker.md §2: validate before assignment.
             validatingSource: {
+              description: 'worker.md §2: validate the source before assignment.',
               invoke: {
                 id: 'observeSource',
                 src: 'observeSource',
                 input: ({ context }) => ({ partitions: context.assignment }),
                 onDone: [
-                  { guard: 'sourceInvalid', target: '#group.draining', actions: 'recordSourceInvalid' },
-                  { target: 'claiming', actions: ['saveBounds', 'spawnPartitions'] },
+                  {
+                    guard: { type: 'sourceInvalid', params: observation },
+                    target: '#group.draining',
+                    actions: { type: 'recordSourceInvalid', params: observation },
+                  },
+                  { target: 'claiming', actions: [{ type: 'saveBounds', params: observation }, 'spawnPartitions'] },
                 ],
                 onError: {
                   target: '#group.running.riding',
-                  actions: { type: 'noteOutage', params: { reason: 'source_unobservable' } },
+                  actions: { type: 'noteOutage', params: unobservable },
                 },
               },
             },
             claiming: {
+              description: 'One partition actor per partition claims and seeks; retired ones stay out.',
               always: { guard: 'assignmentSettled', target: 'applying' },
-              on: {
-                PARTITION_POSITIONED: { actions: 'recordPositioned' },
-              },
+              on: { PARTITION_POSITIONED: { actions: 'recordPositioned' } },
             },
             // library-notes.md: assign with explicit offsets inside the rebalance callback, not
-            // seek (which fails until the partition is fetching). Retired partitions stay out.
+            // seek (which fails until the partition is fetching).
             applying: {
+              description: "Assigns the consumer at each positioned partition's frontier (an explicit offset).",
               invoke: {
                 id: 'assign',
                 src: 'assign',
@@ -612,18 +226,15 @@ export const groupMachine = setup({
                     .map((e) => ({ partition: e.partition, offset: e.offset ?? 0 })),
                 }),
                 onDone: { target: '#group.running.polling', actions: 'confirmPositions' },
-                onError: {
-                  target: '#group.draining',
-                  actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-                },
+                onError: { target: '#group.draining', actions: { type: 'recordConsumerFailure', params: failure } },
               },
             },
           },
         },
-        // The broker sees the rebalance wait: unassign only after every partition actor ended,
-        // the in-flight decision's actor last (worker.md §4.5).
         revoking: {
-          entry: { type: 'releasePartitions', params: { reason: 'from-event' } },
+          description:
+            'Revoke or loss: every partition is released, the in-flight decision resolves first, then the consumer is unassigned.',
+          entry: { type: 'releasePartitions', params: revocation },
           on: {
             // A second revocation (or a loss) while revoking is answered by the same unassign.
             PARTITIONS_REVOKED: {},
@@ -631,28 +242,16 @@ export const groupMachine = setup({
             PARTITION_ENDED: { guard: 'endedTransient', actions: 'recordEnded' },
           },
           initial: 'releasing',
-          states: {
-            releasing: {
-              always: { guard: 'allPartitionsEnded', target: 'unassigning' },
-            },
-            unassigning: {
-              invoke: {
-                id: 'unassign',
-                src: 'unassign',
-                onDone: { target: '#group.running.polling' },
-                onError: {
-                  target: '#group.draining',
-                  actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-                },
-              },
-            },
-          },
+          // releasing → unassigning, as in draining: the broker sees the rebalance wait.
+          states: releaseThenUnassign({ unassigned: '#group.running.polling', unassignFailed: '#group.draining' }),
         },
         // worker.md §6 "Transient outages": every partition leaves processing (an unresolved
         // outcome stays with the store: the next claim re-observes it), the group waits for the
         // database and the broker to answer, then claims its assignment afresh. No poll meanwhile:
         // the outage budget plus one operation stays below max.poll.interval.ms.
         riding: {
+          description:
+            'A transient outage: partitions leave processing; once the database and broker answer, the assignment is claimed afresh.',
           entry: [{ type: 'releasePartitions', params: { reason: 'suspended' } }, 'resetProbes'],
           on: {
             OUTAGE_EXPIRED: { target: '#group.draining', actions: 'failOutage' },
@@ -662,34 +261,40 @@ export const groupMachine = setup({
           initial: 'releasing',
           states: {
             releasing: {
+              description: 'Waits until every partition actor ended; a spent outage budget drains instead.',
               always: [
                 { guard: 'outageSpent', target: '#group.draining', actions: 'failOutage' },
                 { guard: 'allPartitionsEnded', target: 'probing' },
               ],
             },
             probing: {
+              description: 'Asks both dependencies: the source observation and the row of each partition.',
               invoke: {
                 id: 'probe',
                 src: 'probe',
                 input: ({ context }) => ({ partitions: context.assignment }),
                 onDone: [
-                  { guard: 'sourceInvalid', target: '#group.draining', actions: 'recordSourceInvalid' },
+                  {
+                    guard: { type: 'sourceInvalid', params: observation },
+                    target: '#group.draining',
+                    actions: { type: 'recordSourceInvalid', params: observation },
+                  },
                   { target: '#group.running.assigning' },
                 ],
                 onError: { target: 'waiting', actions: 'countProbe' },
               },
             },
             waiting: {
+              description: 'A cancellable wait between probes, growing with each failed one.',
               after: { probeWait: { target: 'probing' } },
             },
           },
         },
       },
     },
-    // Shutdown and fatal failures: cancel the runner (the poll is dropped, waits are cancelled),
-    // wait for guarded work (the in-flight decision), invalidate ownership locally, then close
-    // the client outside any callback (worker.md §4.5, §7).
     draining: {
+      description:
+        'Shutdown or a fatal failure: cancel the runner, wait for guarded work, release ownership, unassign, then close the client outside any callback (worker.md §4.5, §7).',
       entry: { type: 'releasePartitions', params: { reason: 'stopped' } },
       on: {
         PARTITION_ENDED: [
@@ -699,36 +304,65 @@ export const groupMachine = setup({
       },
       initial: 'releasing',
       states: {
-        releasing: {
-          always: { guard: 'allPartitionsEnded', target: 'unassigning' },
-        },
-        unassigning: {
-          invoke: {
-            id: 'unassign',
-            src: 'unassign',
-            onDone: { target: 'closing' },
-            onError: {
-              target: 'closing',
-              actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-            },
-          },
-        },
+        // releasing → unassigning, as in revoking; a failed unassign still closes.
+        ...releaseThenUnassign({ unassigned: 'closing', unassignFailed: 'closing' }),
         closing: {
+          description: 'Leaves the group and closes the client, once.',
           invoke: {
             id: 'close',
             src: 'close',
             onDone: [{ guard: 'hasFailure', target: '#group.failed' }, { target: '#group.stopped' }],
-            onError: {
-              target: '#group.failed',
-              actions: { type: 'recordServiceFailure', params: { reason: 'consumer_failed' } },
-            },
+            onError: { target: '#group.failed', actions: { type: 'recordConsumerFailure', params: failure } },
           },
         },
       },
     },
-    stopped: { type: 'final' },
-    failed: { type: 'final' },
+    stopped: { description: 'A clean stop: the process exits 0.', type: 'final' },
+    failed: { description: 'A fatal failure, named in the output: the process exits 1.', type: 'final' },
   },
 });
 
 export type GroupMachine = typeof groupMachine;
+
+/**
+ * The sub-states revoking and draining share (worker.md §4.5): the broker sees the rebalance
+ * wait, so the consumer is unassigned only after every partition actor ended, the in-flight
+ * decision's actor last. A failed unassign is recorded as the consumer's failure.
+ */
+function releaseThenUnassign(next: { unassigned: string; unassignFailed: string }) {
+  return {
+    releasing: groupSetup.createStateConfig({
+      description: 'Waits until every released partition actor ended (the in-flight decision resolves first).',
+      always: { guard: 'allPartitionsEnded', target: 'unassigning' },
+    }),
+    unassigning: groupSetup.createStateConfig({
+      description: 'Clears the assignment of the consumer: this answers the rebalance callback.',
+      invoke: {
+        id: 'unassign',
+        src: 'unassign',
+        onDone: { target: next.unassigned },
+        onError: { target: next.unassignFailed, actions: { type: 'recordConsumerFailure', params: failure } },
+      },
+    }),
+  };
+}
+
+// What the chart hands its guards and actions from an event's fields, as typed params (function
+// declarations, so the chart can come first; a service's answer: service-params.ts).
+
+function endedOutage({ event }: { event: PartitionEndedEvent }): OutageParams {
+  return { failure: partitionFailureOf(event) };
+}
+
+function unobservable({ event }: { event: ErrorActorEvent }): OutageParams {
+  return { failure: { reason: 'source_unobservable', partition: null, detail: errorText(event.error) } };
+}
+
+function rebalanceOverBudget(): OutageParams {
+  return { failure: rebalanceBudgetFailure };
+}
+
+/** Revoking is entered on PARTITIONS_REVOKED only: a lost assignment releases as `lost`. */
+function revocation({ event }: { event: GroupEvent }): ReleaseParams {
+  return { reason: event.type === 'PARTITIONS_REVOKED' && event.lost ? 'lost' : 'revoked' };
+}

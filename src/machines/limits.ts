@@ -10,6 +10,12 @@ export const operationBudgetMs = 20_000;
 /** At most three store attempts per operation (worker.md §6). */
 export const storeAttemptsMax = 3;
 
+/** A limit in milliseconds as the diagnostics say it ("20 s"): messages name a limit from its
+ * constant, never from a repeated literal. */
+export function secondsText(ms: number): string {
+  return `${ms / 1000} s`;
+}
+
 /** The cancellable waits before the second and the third attempt. */
 export const retryWaitsMs = [100, 200] as const;
 

@@ -20,6 +20,7 @@
  */
 import { type ActorOptions, type AnyActorLogic, createActor, type InspectionEvent, type StateValue } from 'xstate';
 import type { GroupCommand, GroupContext, GroupOutput } from './group-machine.js';
+import { OperationDeadlines } from './operation-deadlines.js';
 import type { PartitionContext } from './partition-machine.js';
 import type { WorkerPorts } from './ports.js';
 import { provideGroupMachine } from './worker-services.js';
@@ -37,14 +38,16 @@ export interface WorkerRuntimeOptions {
   clock?: RuntimeClock;
   /** Every actor's events and snapshots: the dashboard's feed (library-notes.md). */
   inspect?: (event: InspectionEvent) => void;
+  /** The wall clock for the operation deadlines in `summary()`; without it they are null. */
+  now?: () => number;
 }
 
 export interface WorkerSummary {
   /** The group's state value, e.g. {"running":"polling"}. */
   state: StateValue;
   context: GroupContext;
-  /** Each live partition actor's state value and dashboard context (token, frontier, attempts, budget). */
-  partitions: { id: string; state: StateValue; context: PartitionContext }[];
+  /** Each live partition actor's state value and dashboard context (token, frontier, operation, attempts). */
+  partitions: { id: string; state: StateValue; context: PartitionContext; deadlineAtMs: number | null }[];
 }
 
 export interface WorkerRuntime {
@@ -64,10 +67,20 @@ export interface WorkerRuntime {
 
 export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime {
   const machine = provideGroupMachine(options.ports);
+  const deadlines = options.now === undefined ? undefined : new OperationDeadlines(options.now);
+  const inspect = (event: InspectionEvent) => {
+    if (deadlines !== undefined && event.type === '@xstate.snapshot') {
+      // Inspection types the ref loosely; every actor of this system has an id.
+      const id = (event.actorRef as { id?: string }).id ?? '';
+      const snapshot = event.snapshot;
+      if (id.startsWith('partition-') && 'value' in snapshot) deadlines.observe(id, snapshot.value as StateValue);
+    }
+    options.inspect?.(event);
+  };
   const actor = createActor(machine, {
     input: { namespace: options.namespace, batchSize: options.batchSize, outageBudgetMs: options.outageBudgetMs },
     ...(options.clock === undefined ? {} : { clock: options.clock }),
-    ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+    ...(options.inspect === undefined && deadlines === undefined ? {} : { inspect }),
   });
   let aborted = false;
   const done = new Promise<GroupOutput>((resolve, reject) => {
@@ -99,8 +112,11 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
         context: snapshot.context,
         partitions: Object.entries(snapshot.children).flatMap(([id, child]) => {
           if (child === undefined || !id.startsWith('partition-')) return [];
-          const childSnapshot = child.getSnapshot() as { value: StateValue; context: PartitionContext };
-          return [{ id, state: childSnapshot.value, context: childSnapshot.context }];
+          // The group's children are its partition actors and its service calls: only a machine has a value.
+          const childSnapshot = child.getSnapshot();
+          if (!('value' in childSnapshot)) return [];
+          const deadlineAtMs = deadlines?.deadlineAtMs(id) ?? null;
+          return [{ id, state: childSnapshot.value, context: childSnapshot.context, deadlineAtMs }];
         }),
       };
     },

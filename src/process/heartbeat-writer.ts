@@ -33,7 +33,7 @@ export class HeartbeatWriter {
   constructor(
     private readonly pool: pg.Pool,
     private readonly identity: HeartbeatIdentity,
-    private readonly summarize: () => Record<string, unknown>,
+    private readonly summarize: () => object,
     private readonly log: JsonLog,
   ) {}
 

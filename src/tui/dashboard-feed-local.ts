@@ -47,10 +47,14 @@ export function createLocalFeed(store: DashboardStore, identity: { id: string; p
   let timer: NodeJS.Timeout | undefined;
   let read: (() => LocalSummary) | undefined;
   const partitionStates = new Map<string, string>();
+  // A deadline counts down with no event: while one runs, every tick pushes.
+  let counting = false;
   const push = () => {
-    if (!dirty || read === undefined) return;
+    if ((!dirty && !counting) || read === undefined) return;
     dirty = false;
-    store.applyLocal(reportFromSummary(identity, read()));
+    const report = reportFromSummary(identity, read());
+    counting = report.partitions.some((p) => p.deadlineInMs !== null);
+    store.applyLocal(report);
   };
   return {
     inspect(event) {

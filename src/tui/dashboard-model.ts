@@ -37,10 +37,10 @@ export interface PartitionView {
   recordsPerSecond: number | null;
   /** Store attempts of the current operation (the actor's context). */
   attempts: number | null;
-  /** The current operation's budget (deadline) in ms; only known for an in-process actor. */
-  budgetMs: number | null;
   /** The operation in flight (claim, seek, decide), when known. */
   operation: string | null;
+  /** Time left of that operation's budget, as last reported (worker.md §6). */
+  deadlineInMs: number | null;
   /** Why the actor ended (retired/failed), when known. */
   endReason: string | null;
 }
@@ -133,8 +133,8 @@ export function blankPartition(partition: number): PartitionView {
     lastOutcome: null,
     recordsPerSecond: null,
     attempts: null,
-    budgetMs: null,
     operation: null,
+    deadlineInMs: null,
     endReason: null,
   };
 }

@@ -19,7 +19,7 @@ export function PartitionDetail({ partition: p, width, lines }: PartitionDetailP
   if (lines <= 0) return null;
   const rows = [
     `context  epoch ${numberText(p.epoch)} · frontier ${numberText(p.frontier)} · end ${numberText(p.end)} · lag ${numberText(p.lag)} · owner ${p.owner ?? '-'}`,
-    `operation ${p.operation ?? '-'} · attempts ${numberText(p.attempts)} · budget ${p.budgetMs === null ? '-' : `${p.budgetMs} ms`} · last outcome ${p.lastOutcome ?? '-'}`,
+    `operation ${p.operation ?? '-'} · attempts ${numberText(p.attempts)} · deadline ${deadlineText(p.deadlineInMs)} · last outcome ${p.lastOutcome ?? '-'}`,
     p.endReason === null ? null : `ended    ${p.endReason}`,
   ].filter((r): r is string => r !== null);
   const color = stateColor(p.state);
@@ -36,4 +36,10 @@ export function PartitionDetail({ partition: p, width, lines }: PartitionDetailP
       ))}
     </Box>
   );
+}
+
+/** Time left of the operation's budget: `in 12.3 s`, `passed` once it ran out, `-` between operations. */
+function deadlineText(ms: number | null): string {
+  if (ms === null) return '-';
+  return ms > 0 ? `in ${(ms / 1000).toFixed(1)} s` : 'passed';
 }

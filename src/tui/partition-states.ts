@@ -105,8 +105,8 @@ export function derivePartitions(inputs: PartitionInputs): PartitionView[] {
       view.epoch = actor.epoch;
       view.frontier = actor.frontier;
       view.attempts = actor.attempts;
-      view.budgetMs = actor.budgetMs;
       view.operation = actor.operation;
+      view.deadlineInMs = actor.deadlineInMs;
       view.lastOutcome = actor.lastOutcome;
     } else {
       const ending = endingReport(inputs.reports, partition);

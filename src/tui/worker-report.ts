@@ -2,12 +2,10 @@
  * What the dashboard knows about one worker process's actors, whichever way it arrived:
  * a heartbeat row in PostgreSQL (other processes, transport.md Inspection) or this
  * process's own runtime summary (`amends worker --tui`, fed by xstate's inspection stream).
- * Both are turned into a `WorkerReport` here; nothing else reads their raw shapes.
+ * Both go through the heartbeat codec (process/heartbeat.ts) into a `WorkerReport` here.
  */
-import type { StateValue } from 'xstate';
-import type { GroupContext } from '../machines/group-machine.js';
-import type { PartitionContext } from '../machines/partition-machine.js';
-import { stateText } from '../machines/state-text.js';
+import type { WorkerSummary } from '../machines/worker-runtime.js';
+import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../process/heartbeat.js';
 
 /** One partition actor as reported by its worker. */
 export interface ActorPartition {
@@ -16,8 +14,9 @@ export interface ActorPartition {
   epoch: number | null;
   frontier: number | null;
   attempts: number | null;
-  budgetMs: number | null;
   operation: string | null;
+  /** Time left of the operation's budget when this report was made (worker.md §6). */
+  deadlineInMs: number | null;
   lastOutcome: string | null;
   endReason: string | null;
 }
@@ -36,15 +35,7 @@ export interface WorkerReport {
   ended: ActorPartition[];
 }
 
-function numberOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-/** A heartbeat row's `state` (worker.ts heartbeatState); tolerant of older or other roles' shapes. */
+/** A heartbeat row; only a worker's partitions are source partitions (a view reports the output topic's). */
 export function reportFromHeartbeat(row: {
   id: string;
   role: string;
@@ -52,100 +43,49 @@ export function reportFromHeartbeat(row: {
   heartbeat_age_ms: number;
   state: unknown;
 }): WorkerReport {
-  const state = (row.state ?? {}) as { group?: unknown; state?: unknown; partitions?: unknown; ended?: unknown };
-  // Only a worker's partitions are source partitions; a view reports the output topic's.
-  const partitions = row.role === 'worker' && Array.isArray(state.partitions) ? state.partitions : [];
+  const beat = row.role === 'worker' ? decodeWorkerBeat(row.state) : { partitions: [], ended: [] };
   return {
-    id: row.id,
-    role: row.role,
-    pid: row.pid,
+    ...reportParts(beat, row.heartbeat_age_ms),
+    ...{ id: row.id, role: row.role, pid: row.pid, heartbeatAgeMs: row.heartbeat_age_ms, local: false },
     // A worker names its group actor's state; relay and view their own (active, standby, …).
-    groupState: stringOrNull(state.group) ?? stringOrNull(state.state) ?? '?',
-    heartbeatAgeMs: row.heartbeat_age_ms,
-    local: false,
-    partitions: partitions.flatMap((p: unknown) => {
-      const r = (p ?? {}) as Record<string, unknown>;
-      const partition = numberOrNull(r.partition);
-      if (partition === null) return [];
-      return [
-        {
-          partition,
-          state: stringOrNull(r.state) ?? '?',
-          epoch: numberOrNull(r.epoch),
-          frontier: numberOrNull(r.frontier),
-          attempts: numberOrNull(r.attempts),
-          budgetMs: numberOrNull(r.budget_ms),
-          operation: stringOrNull(r.operation),
-          lastOutcome: stringOrNull(r.last_outcome),
-          endReason: null,
-        },
-      ];
-    }),
-    ended: (row.role === 'worker' && Array.isArray(state.ended) ? state.ended : []).flatMap((e: unknown) => {
-      const r = (e ?? {}) as Record<string, unknown>;
-      const partition = numberOrNull(r.partition);
-      const ending = stringOrNull(r.state);
-      if (partition === null || (ending !== 'retired' && ending !== 'failed')) return [];
-      const reason = stringOrNull(r.reason);
-      return [
-        {
-          partition,
-          state: ending,
-          epoch: null,
-          frontier: numberOrNull(r.frontier),
-          attempts: null,
-          budgetMs: null,
-          operation: null,
-          lastOutcome: null,
-          endReason: reason === null ? null : `${reason}: ${stringOrNull(r.detail) ?? ''}`,
-        },
-      ];
-    }),
+    groupState: decodeProcessState(row.state) ?? '?',
   };
 }
 
-/** The in-process runtime's summary (worker-runtime.ts WorkerSummary), shaped like a heartbeat. */
-export interface LocalSummary {
-  state: StateValue;
-  context: Pick<GroupContext, 'partitions'>;
-  partitions: { state: StateValue; context: PartitionContext }[];
+/** The in-process runtime's summary (worker-runtime.ts), encoded as its heartbeat would be. */
+export type LocalSummary = WorkerSummary;
+
+export function reportFromSummary(
+  identity: { id: string; pid: number },
+  summary: LocalSummary,
+  nowMs: number = Date.now(),
+): WorkerReport {
+  const beat = encodeWorkerBeat(summary, nowMs);
+  return {
+    ...reportParts(beat, 0),
+    ...{ id: identity.id, role: 'worker', pid: identity.pid, heartbeatAgeMs: null, local: true },
+    groupState: beat.group,
+  };
 }
 
-export function reportFromSummary(identity: { id: string; pid: number }, summary: LocalSummary): WorkerReport {
+/** The beat's partitions and endings; its deadlines aged by `ageMs` (the heartbeat's age). */
+function reportParts(beat: Pick<WorkerBeat, 'partitions' | 'ended'>, ageMs: number) {
   return {
-    id: identity.id,
-    role: 'worker',
-    pid: identity.pid,
-    groupState: stateText(summary.state),
-    heartbeatAgeMs: null,
-    local: true,
-    partitions: summary.partitions.map(({ state, context: c }) => ({
-      partition: c.partition,
-      state: stateText(state),
-      epoch: c.token?.epoch ?? null,
-      frontier: c.frontier,
-      attempts: c.attempts,
-      budgetMs: c.budgetMs,
-      operation: c.operation,
-      lastOutcome: c.lastOutcome,
-      endReason: null,
-    })),
-    ended: summary.context.partitions.flatMap((entry) =>
-      entry.phase === 'retired' || entry.phase === 'failed'
-        ? [
-            {
-              partition: entry.partition,
-              state: entry.phase,
-              epoch: null,
-              frontier: entry.frontier,
-              attempts: null,
-              budgetMs: null,
-              operation: null,
-              lastOutcome: null,
-              endReason: entry.end === null ? null : `${entry.end.reason}: ${entry.end.detail}`,
-            },
-          ]
-        : [],
+    partitions: beat.partitions.map(
+      (p): ActorPartition => ({
+        ...{ partition: p.partition, state: p.state, epoch: p.epoch, frontier: p.frontier, attempts: p.attempts },
+        operation: p.operation,
+        deadlineInMs: p.deadline_in_ms === null ? null : p.deadline_in_ms - ageMs,
+        lastOutcome: p.last_outcome,
+        endReason: null,
+      }),
+    ),
+    ended: beat.ended.map(
+      (e): ActorPartition => ({
+        ...{ partition: e.partition, state: e.state, epoch: null, frontier: e.frontier, attempts: null },
+        ...{ operation: null, deadlineInMs: null, lastOutcome: null },
+        endReason: e.reason === null ? null : `${e.reason}: ${e.detail ?? ''}`,
+      }),
     ),
   };
 }

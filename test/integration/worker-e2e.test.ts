@@ -7,9 +7,11 @@
  * namespaces are rows that stay). Every worker started is SIGKILLed in afterEach if a test
  * left it running.
  */
+
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -155,7 +157,7 @@ class GroupMember {
     if (this.subscribed) this.consumer.unsubscribe();
     await Promise.race([
       new Promise<void>((resolve) => this.consumer.disconnect(() => resolve())),
-      new Promise((resolve) => setTimeout(resolve, 10_000).unref()),
+      sleep(10_000, undefined, { ref: false }),
     ]);
   }
 }
@@ -315,7 +317,7 @@ describe('amends worker: offsets and ownership', () => {
       await eventually('the broker sees a rebalance', async () =>
         ['PreparingRebalance', 'CompletingRebalance'].includes(await groupState(source.groupId)),
       );
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       expect(await groupState(source.groupId)).toBe('PreparingRebalance');
       expect(member.assignedAt).toBeUndefined();
       const during = await probe.partitions(source.namespace);
@@ -367,15 +369,15 @@ describe('amends worker: signals and diagnostics', () => {
     const w = startWorker({ manifestPath: source.manifestPath, instanceId: `signal-${signal}` });
     const ends = await loadFile(source, fixture('before.jsonl'));
     await probe.waitForFrontiers(source.namespace, ends);
-    // While running, each partition actor's heartbeat carries its store operation and budget
-    // (the dashboard's detail view of another process's partition).
+    // While running, each partition actor's heartbeat carries its store operation and the time
+    // left of its budget, null between operations (the dashboard's view of another process).
     const deadline = Date.now() + 5_000;
     let running: unknown;
     while (running === undefined && Date.now() < deadline) {
       const beat = (await probe.heartbeats(source.namespace)).find((h) => h.workerId === `signal-${signal}`);
       const parts = (beat?.state as { partitions?: Record<string, unknown>[] } | undefined)?.partitions ?? [];
-      running = parts.find((p) => p.partition === 0 && 'operation' in p && typeof p.budget_ms === 'number');
-      if (running === undefined) await new Promise((r) => setTimeout(r, 200));
+      running = parts.find((p) => p.partition === 0 && 'operation' in p && 'deadline_in_ms' in p);
+      if (running === undefined) await sleep(200);
     }
     expect(running).toMatchObject({ partition: 0, state: expect.stringMatching(/^processing/) });
     const exit = await w.stop(signal);

@@ -26,7 +26,6 @@ const summary = (state: string): LocalSummary =>
           token: { epoch: 3 },
           frontier: 4,
           attempts: 1,
-          budgetMs: 20_000,
           operation: 'claim',
           lastOutcome: null,
         },
@@ -69,7 +68,6 @@ describe('the in-process (inspection) feed', () => {
       state: 'retired',
       owner: 'me',
       epoch: 3,
-      budgetMs: 20_000,
       operation: 'claim',
     });
     expect(data.timeline?.map((e) => e.text)).toEqual([

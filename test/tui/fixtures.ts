@@ -1,4 +1,5 @@
 /** Shared builders for the dashboard tests: a header, partitions in each state, a store with a fake clock. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { blankPartition, type DashboardHeader, type PartitionView } from '../../src/tui/dashboard-model.js';
 import { DashboardStore, type StoreSample } from '../../src/tui/dashboard-store.js';
 import type { WorkerReport } from '../../src/tui/worker-report.js';
@@ -50,8 +51,8 @@ export function actor(p: number, state: string, patch: Partial<WorkerReport['par
     epoch: 1,
     frontier: 0,
     attempts: 0,
-    budgetMs: null,
     operation: null,
+    deadlineInMs: null,
     lastOutcome: null,
     endReason: null,
     ...patch,
@@ -79,4 +80,4 @@ export function storeWithClock(partitionCount = 2, timeline = false) {
   return { store, clock };
 }
 
-export const tick = (ms = 20) => new Promise((resolve) => setTimeout(resolve, ms));
+export const tick = (ms = 20) => sleep(ms);

@@ -4,7 +4,7 @@ import { PartitionDetail, statePath } from '../../src/tui/partition-detail.js';
 import { partition } from './fixtures.js';
 
 describe('PartitionDetail', () => {
-  it('shows the statechart path and the context: epoch, attempts, budget', () => {
+  it('shows the statechart path and the context: epoch, attempts, deadline', () => {
     const p = partition(1, {
       state: 'processing.deciding.recovering',
       owner: 'worker-a',
@@ -13,15 +13,22 @@ describe('PartitionDetail', () => {
       end: 20,
       lag: 3,
       attempts: 2,
-      budgetMs: 20_000,
       operation: 'decide',
+      deadlineInMs: 12_340,
       lastOutcome: 'unknown',
     });
     const { lastFrame } = render(<PartitionDetail partition={p} width={120} lines={4} />);
     const frame = (lastFrame() ?? '').split('\n');
     expect(frame[0]).toBe('partition 1 · path processing › deciding › recovering');
     expect(frame[1]).toContain('epoch 4 · frontier 17 · end 20 · lag 3 · owner worker-a');
-    expect(frame[2]).toBe('operation decide · attempts 2 · budget 20000 ms · last outcome unknown');
+    expect(frame[2]).toBe('operation decide · attempts 2 · deadline in 12.3 s · last outcome unknown');
+  });
+
+  it('says a deadline passed, and shows none between operations', () => {
+    const passed = render(<PartitionDetail partition={partition(1, { deadlineInMs: -5 })} width={120} lines={4} />);
+    expect(passed.lastFrame()).toContain('deadline passed');
+    const idle = render(<PartitionDetail partition={partition(1, { operation: null })} width={120} lines={4} />);
+    expect(idle.lastFrame()).toContain('attempts - · deadline - ·');
   });
 
   it('says why an ended actor ended', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { reportFromHeartbeat, reportFromSummary } from '../../src/tui/worker-report.js';
 
 describe('worker reports', () => {
-  it('reads a heartbeat row (worker.ts heartbeatState)', () => {
+  it('reads a heartbeat row (process/heartbeat.ts)', () => {
     const report = reportFromHeartbeat({
       id: 'worker-a',
       role: 'worker',
@@ -19,7 +19,6 @@ describe('worker reports', () => {
             frontier: 7,
             attempts: 1,
             operation: 'process',
-            budget_ms: 20_000,
             last_outcome: 'acknowledged',
           },
           { state: 'no partition number: ignored' },
@@ -41,7 +40,6 @@ describe('worker reports', () => {
         frontier: 7,
         attempts: 1,
         operation: 'process',
-        budgetMs: 20_000,
         lastOutcome: 'acknowledged',
       }),
     ]);
@@ -96,6 +94,16 @@ describe('worker reports', () => {
     expect(report.partitions).toEqual([]);
   });
 
+  it('ages a deadline by the heartbeat age; an older row without one has none', () => {
+    const row = (partition: Record<string, unknown>) =>
+      reportFromHeartbeat({
+        ...{ id: 'w', role: 'worker', pid: 1, heartbeat_age_ms: 1_200 },
+        state: { group: 'running.polling', partitions: [{ partition: 0, state: 'claiming.claim', ...partition }] },
+      }).partitions[0];
+    expect(row({ operation: 'claim', deadline_in_ms: 5_000 })?.deadlineInMs).toBe(3_800);
+    expect(row({ operation: 'claim', budget_ms: 20_000 })?.deadlineInMs).toBeNull();
+  });
+
   it('reads the in-process summary, endings included', () => {
     const report = reportFromSummary({ id: 'worker-b', pid: 7 }, {
       state: { running: 'polling' },
@@ -127,7 +135,6 @@ describe('worker reports', () => {
             expectedFrontier: 6,
             operation: 'decide',
             attempts: 1,
-            budgetMs: 20_000,
             release: null,
             lastOutcome: 'acknowledged',
             end: null,
@@ -140,7 +147,6 @@ describe('worker reports', () => {
       partition: 0,
       state: 'processing.deciding.committing',
       epoch: 4,
-      budgetMs: 20_000,
       operation: 'decide',
     });
     expect(report.ended).toEqual([

@@ -17,8 +17,8 @@ import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '.
 import { KafkaSourceConsumer } from '../../kafka/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../kafka/kafka-source-observer.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
-import { stateText } from '../../machines/state-text.js';
-import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../machines/worker-runtime.js';
+import { createWorkerRuntime, type WorkerRuntime } from '../../machines/worker-runtime.js';
+import { encodeWorkerBeat } from '../../process/heartbeat.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { withProcessAttemptLog } from '../../process/process-attempt-log.js';
@@ -174,6 +174,8 @@ async function runWorker(run: WorkerRun): Promise<number> {
   const watchRides = rideWatcher(log, () => metrics.rode());
   const runtime = createWorkerRuntime({
     ...{ namespace, batchSize, outageBudgetMs },
+    // The wall clock of the operation deadlines shown in the heartbeat and the dashboard.
+    now: Date.now,
     ports: {
       state,
       source: metrics.observingSource(observer),
@@ -270,7 +272,7 @@ async function awaitRuntime(run: WorkerRun, runtime: WorkerRuntime, dashboard?: 
   else scaffold.stopSignal.addEventListener('abort', stopRuntime, { once: true });
   const namespace = manifest.config.namespace;
   log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
-  scaffold.startHeartbeat(() => heartbeatState(runtime.summary()));
+  scaffold.startHeartbeat(() => encodeWorkerBeat(runtime.summary(), Date.now()));
   runtime.start();
   dashboard?.start(() => runtime.summary());
   const output = await runtime.done;
@@ -293,49 +295,4 @@ function appendOnlyFile(path: string): NodeJS.WritableStream {
       done();
     },
   });
-}
-
-/** The heartbeat row's state: the group's state and one summary per partition actor. */
-export function heartbeatState(summary: WorkerSummary): Record<string, unknown> {
-  return {
-    group: stateText(summary.state),
-    generation: summary.context.generation,
-    // The group stops a partition actor as soon as it ends, so its ending is reported from
-    // the group's own record: other processes' dashboards show it, with the reason.
-    ended: summary.context.partitions.flatMap((e) =>
-      e.phase === 'retired' || e.phase === 'failed'
-        ? [
-            {
-              partition: e.partition,
-              state: e.phase,
-              frontier: e.frontier,
-              reason: e.end?.reason ?? null,
-              detail: e.end?.detail ?? null,
-            },
-          ]
-        : [],
-    ),
-    partitions: summary.partitions.map(({ state, context }) => {
-      const c = context as {
-        partition: number;
-        token: { epoch: number } | null;
-        frontier: number | null;
-        attempts: number;
-        budgetMs: number;
-        operation: string | null;
-        lastOutcome: unknown;
-      };
-      return {
-        partition: c.partition,
-        state: stateText(state),
-        epoch: c.token?.epoch ?? null,
-        frontier: c.frontier,
-        attempts: c.attempts,
-        // The current store operation and its shared deadline (worker.md §6), for the dashboard.
-        operation: c.operation,
-        budget_ms: c.budgetMs,
-        last_outcome: c.lastOutcome ?? null,
-      };
-    }),
-  };
 }
