@@ -376,7 +376,9 @@ describe('amends worker: signals and diagnostics', () => {
     while (running === undefined && Date.now() < deadline) {
       const beat = (await probe.heartbeats(source.namespace)).find((h) => h.workerId === `signal-${signal}`);
       const parts = (beat?.state as { partitions?: Record<string, unknown>[] } | undefined)?.partitions ?? [];
-      running = parts.find((p) => p.partition === 0 && 'operation' in p && 'deadline_in_ms' in p);
+      // A beat up to a second old may still say claiming: wait for one that says processing.
+      const processing = (p: Record<string, unknown>) => String(p.state).startsWith('processing');
+      running = parts.find((p) => p.partition === 0 && processing(p) && 'operation' in p && 'deadline_in_ms' in p);
       if (running === undefined) await sleep(200);
     }
     expect(running).toMatchObject({ partition: 0, state: expect.stringMatching(/^processing/) });
