@@ -17,6 +17,7 @@ import type { InspectionEvent } from 'xstate';
 import { sortDecisions, sortOutputVersions } from '../../src/domain/export-lines.js';
 import type { GroupOutput } from '../../src/machines/group-machine.js';
 import { operationBudgetMs } from '../../src/machines/limits.js';
+import { budgetedStateOf } from '../../src/machines/operation-deadlines.js';
 import {
   type PartitionRow,
   type ProcessOutcome,
@@ -26,7 +27,7 @@ import {
   StoreFailure,
   type WorkerPorts,
 } from '../../src/machines/ports.js';
-import { createWorkerRuntime, type WorkerRuntime } from '../../src/machines/worker-runtime.js';
+import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../src/machines/worker-runtime.js';
 import { TestClock } from '../model/test-clock.js';
 import { runOracle } from '../support/reference-oracle.js';
 import { type ConsumerSession, MemoryBroker } from './memory-broker.js';
@@ -409,6 +410,7 @@ export class SimWorld {
       batchSize: this.rng.int(1, 3),
       ports: this.portsFor(member),
       clock: this.clock,
+      now: () => this.clock.now(),
       inspect: (event) => this.noteRide(member, event),
     });
     this.members.push(member);
@@ -495,7 +497,21 @@ export class SimWorld {
       if (JSON.stringify(actors) !== JSON.stringify(live.sort())) {
         this.violate(`m${member.id} summary shows ${actors} for live partitions ${live}`);
       }
+      for (const p of summary.partitions) this.checkDeadline(member, p);
     }
+  }
+
+  /**
+   * A deadline exactly while the actor is in a budgeted state, and never past: the xstate
+   * delay it mirrors would have failed the actor out of that state by then.
+   */
+  private checkDeadline(member: SimMember, p: WorkerSummary['partitions'][number]): void {
+    const left = p.deadlineAtMs === null ? null : p.deadlineAtMs - this.clock.now();
+    const budgeted = budgetedStateOf(p.state) !== null;
+    if (budgeted !== (left !== null) || (left !== null && (left < 0 || left > operationBudgetMs))) {
+      this.violate(`m${member.id} ${p.id} in ${JSON.stringify(p.state)} has ${left} ms left of its budget`);
+    }
+    this.count(left === null ? 'deadline none' : 'deadline running');
   }
 
   /** Store calls run even for a crashed or cancelled caller: a sent transaction may still commit. */
