@@ -7,15 +7,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
+import { LiveChildren, packageBin, packageRoot } from '../process/child-process.js';
 import { applyMigrations } from '../store/migrations.js';
 import { withPooledClient } from '../store/pooled-client.js';
 import { BenchProcess } from './bench-process.js';
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const repoRoot = packageRoot;
+// The phases take their sleep from here.
+export { setTimeout as sleep } from 'node:timers/promises';
 
 export type Role = 'worker' | 'relay' | 'view';
 
@@ -23,7 +25,7 @@ export class BenchContext {
   readonly logsDir: string;
   readonly pool: pg.Pool;
   readonly env: NodeJS.ProcessEnv;
-  private readonly processes = new Set<BenchProcess>();
+  private readonly processes = new LiveChildren<BenchProcess>();
   /** Every worker process of the run, for the memory figure. */
   readonly workers: BenchProcess[] = [];
 
@@ -63,7 +65,7 @@ export class BenchContext {
   }
 
   amendsctl(args: string[]): string {
-    const r = spawnSync(join(repoRoot, 'bin', 'amendsctl'), args, { env: this.env, encoding: 'utf8' });
+    const r = spawnSync(packageBin('amendsctl'), args, { env: this.env, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`amendsctl ${args[0]} exited ${r.status}: ${r.stderr.trim()}`);
     return r.stdout;
   }
@@ -102,7 +104,7 @@ export class BenchContext {
   start(role: Role, manifestPath: string, instanceId: string, extra: string[] = []): BenchProcess {
     const process = new BenchProcess({
       name: instanceId,
-      command: join(repoRoot, 'bin', 'amends'),
+      command: packageBin('amends'),
       args: [role, '--manifest', manifestPath, '--instance-id', instanceId, ...extra],
       env: this.env,
       logPath: join(this.logsDir, `${instanceId}.log`),
@@ -113,23 +115,18 @@ export class BenchContext {
   }
 
   track(process: BenchProcess): BenchProcess {
-    this.processes.add(process);
-    void process.exited.then(() => this.processes.delete(process));
-    return process;
+    return this.processes.add(process);
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.processes].map((p) => p.stop()));
+    await Promise.all(this.processes.running().map((p) => p.stop()));
   }
 
   async close(): Promise<void> {
     await this.stopAll();
+    this.processes.release();
     await this.pool.end();
   }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**

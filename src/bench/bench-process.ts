@@ -4,9 +4,10 @@
  * the harness a pipe), stdout optionally to a line callback. Its peak resident memory is
  * the kernel's VmHWM of the process itself (bin/amends is node, not a shell wrapper).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { readFileSync } from 'node:fs';
+import { WatchedChild } from '../process/child-process.js';
+
+const stopGraceMs = 20_000;
 
 export interface BenchProcessOptions {
   name: string;
@@ -17,35 +18,18 @@ export interface BenchProcessOptions {
   onStdoutLine?: (line: string) => void;
 }
 
-export class BenchProcess {
-  readonly name: string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private readonly child: ChildProcess;
+export class BenchProcess extends WatchedChild {
   private lastPeakRssMb = 0;
 
   constructor(options: BenchProcessOptions) {
-    this.name = options.name;
-    const log = openSync(options.logPath, 'a');
-    this.child = spawn(options.command, [...options.args], {
+    super({
+      name: options.name,
+      command: options.command,
+      args: options.args,
       env: options.env,
-      stdio: ['ignore', options.onStdoutLine === undefined ? 'ignore' : 'pipe', log],
+      stderr: { file: options.logPath },
+      stdout: options.onStdoutLine ?? 'ignore',
     });
-    closeSync(log);
-    const onLine = options.onStdoutLine;
-    if (onLine !== undefined && this.child.stdout !== null) {
-      createInterface({ input: this.child.stdout }).on('line', onLine);
-    }
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
-  }
-
-  get pid(): number {
-    return this.child.pid ?? -1;
-  }
-
-  get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** VmHWM in MiB while the process lives; afterwards the last value read. */
@@ -63,17 +47,13 @@ export class BenchProcess {
   /** SIGKILL: what a crash looks like. Resolves when the process is gone. */
   async crash(): Promise<void> {
     this.peakRssMb();
-    this.child.kill('SIGKILL');
-    await this.exited;
+    await this.kill();
   }
 
   /** SIGTERM (drain), then SIGKILL after `graceMs`. */
-  async stop(graceMs = 20_000): Promise<void> {
+  async stop(graceMs = stopGraceMs): Promise<void> {
     if (!this.running) return;
     this.peakRssMb();
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    await this.exited;
-    clearTimeout(timer);
+    await this.end('SIGTERM', graceMs);
   }
 }

@@ -4,6 +4,7 @@
  * per delivered record, its coordinates and the wall-clock time it was handed to the client.
  * The send times are what publish → view latency is measured from.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import type { TrafficRecord } from '../domain/ledger-traffic.js';
 import {
@@ -13,6 +14,11 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from '../kafka/kafka-connection.js';
+
+/** How long a send waits for room in librdkafka's full local queue before trying again. */
+const queueFullWaitMs = 20;
+/** How often `flush` looks whether every delivery report has come. */
+const deliveryPollMs = 20;
 
 export interface BulkProducerOptions {
   brokers: string;
@@ -82,7 +88,7 @@ export class BulkProducer {
         return;
       } catch (error) {
         if (kafkaErrorCode(error) !== kafkaErrorCodes.queueFull) throw error;
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(queueFullWaitMs);
       }
     }
   }
@@ -92,7 +98,7 @@ export class BulkProducer {
     await viaCallback((done) => this.producer.flush(timeoutMs, done));
     const deadline = Date.now() + timeoutMs;
     while (this.delivered + this.failures.length < this.nextId && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(deliveryPollMs);
     }
     if (this.failures.length > 0) throw new Error(`${this.failures.length} records failed: ${this.failures[0]}`);
     if (this.delivered < this.nextId) throw new Error(`${this.nextId - this.delivered} records were not acknowledged`);

@@ -4,6 +4,7 @@
  * not drift), until stopped. Each record's send time is kept by the producer.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TrafficRecord } from '../domain/ledger-traffic.js';
 import type { BulkProducer } from './bulk-producer.js';
 
@@ -41,7 +42,7 @@ export class OfferedLoad {
         this.sent += 1;
       }
       const nextTick = start + (Math.floor((Date.now() - start) / tickMs) + 1) * tickMs;
-      await new Promise((r) => setTimeout(r, Math.max(0, nextTick - Date.now())));
+      await sleep(Math.max(0, nextTick - Date.now()));
     }
   }
 }

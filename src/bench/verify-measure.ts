@@ -6,9 +6,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { join } from 'node:path';
+import { packageBin } from '../process/child-process.js';
 import type { VerifyDocument } from '../verify/verify-document.js';
-import { type BenchContext, repoRoot } from './bench-context.js';
+import type { BenchContext } from './bench-context.js';
 
 export interface VerifyFigures {
   namespace: string;
@@ -26,7 +26,7 @@ const verifyTimeoutMs = 900_000;
 
 export function measureVerify(ctx: BenchContext, manifestPath: string, namespace: string): VerifyFigures {
   const started = Date.now();
-  const r = spawnSync(join(repoRoot, 'bin', 'amendsctl'), ['verify', '--manifest', manifestPath, '--json'], {
+  const r = spawnSync(packageBin('amendsctl'), ['verify', '--manifest', manifestPath, '--json'], {
     env: ctx.env,
     encoding: 'utf8',
     timeout: verifyTimeoutMs,

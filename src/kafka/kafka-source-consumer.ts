@@ -34,6 +34,7 @@ import { assertInvariant } from '../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../machines/ports.js';
 import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 
 /** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
 export const defaultSessionTimeoutMs = 6_000;
@@ -158,12 +159,6 @@ type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
 /** The rebalance librdkafka is waiting for us to answer. */
 type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
 
-/** The members of the runtime object that the typings of 1.10.1 lack (library-notes.md). */
-interface UntypedConsumerMembers {
-  assignmentLost(): boolean;
-  setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void;
-}
-
 export class KafkaSourceConsumer implements SourceConsumer {
   private readonly consumer: RdKafka.KafkaConsumer;
   private phase: Phase = 'new';
@@ -205,15 +200,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
       },
       config.topic,
     );
-    const untyped = this.consumer as unknown as Partial<UntypedConsumerMembers>;
-    assertInvariant(
-      typeof untyped.assignmentLost === 'function' &&
-        typeof untyped.setDefaultIsTimeoutOnlyForFirstMessage === 'function',
-      'KafkaConsumer lacks assignmentLost / setDefaultIsTimeoutOnlyForFirstMessage: recheck library-notes.md after an upgrade',
-    );
-    // consume(n) waits the timeout for the first record only, then takes what is already
-    // fetched: otherwise a trickle of records could hold one poll for n × the timeout.
-    untyped.setDefaultIsTimeoutOnlyForFirstMessage(true);
+    waitForFirstRecordOnly(this.consumer);
     this.consumer.on('event.error', (error) => {
       options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`);
     });
@@ -478,7 +465,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
         this.pending = { kind: 'assign', partitions };
         this.options.onAssigned(partitions);
       } else if (code === errRevokePartitions) {
-        const lost = (consumer as unknown as UntypedConsumerMembers).assignmentLost();
+        const lost = consumerShim(consumer).assignmentLost();
         this.pending = { kind: 'revoke', lost };
         this.options.onRevoked(lost);
       } else {

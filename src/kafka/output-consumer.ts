@@ -19,6 +19,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 
 const connectTimeoutMs = 10_000;
 /** How long one poll waits for its first record (then it takes what is already fetched). */
@@ -69,9 +70,7 @@ export class OutputConsumer {
     );
     consumer.on('event.error', (error) => onClientError(`kafka consumer: ${describeKafkaError(error)}`));
     consumer.setDefaultConsumeTimeout(pollWaitMs);
-    (
-      consumer as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void }
-    ).setDefaultIsTimeoutOnlyForFirstMessage(true);
+    waitForFirstRecordOnly(consumer);
     try {
       await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
     } catch (error) {

@@ -3,6 +3,7 @@
  * with unlimited delete-only retention and, when asked, a floor of in-sync replicas, and
  * reading back what the broker actually made (worker.md §1, transport.md "Output binding").
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { invalidInput, operationalError } from '../kernel/amends-error.js';
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
 import { describeTopicConfig } from './topic-config.js';
@@ -89,7 +90,7 @@ export async function createSafeTopic(admin: KafkaAdmin, request: SafeTopicReque
         `topic ${topic} was created but not every partition has a leader after ${topicVisibleBudgetMs} ms; ${consequence}inspect topic ${topic} on ${admin.brokers}`,
       );
     }
-    await new Promise((r) => setTimeout(r, topicVisiblePollMs));
+    await sleep(topicVisiblePollMs);
   }
 }
 

@@ -10,6 +10,7 @@
  * - flush()/disconnect() default to 500 ms: close() passes real timeouts;
  * - the report carries the `opaque` given to produce(): it identifies the record.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../kernel/amends-error.js';
 import { assertInvariant } from '../kernel/invariant.js';
@@ -133,7 +134,7 @@ export class SourceProducer {
         break;
       } catch (error) {
         if (kafkaErrorCode(error) === kafkaErrorCodes.queueFull && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, queueFullBackoffMs));
+          await sleep(queueFullBackoffMs);
           continue;
         }
         // produce() threw: librdkafka did not take the record, so it was not sent.

@@ -5,10 +5,12 @@
  * verifier's verdict while the rows are still live. Every distinct frame is kept in
  * artifacts/showcase-tui/frames.txt for a person to read.
  */
+
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
@@ -37,7 +39,7 @@ describe('amendsctl showcase --tui', () => {
           if (Date.now() > deadline) throw new Error(`no exit within ${budgetMs / 1000} s:\n${frames.at(-1)}`);
           const pane = spawnSync('tmux', ['capture-pane', '-p', '-t', session], { encoding: 'utf8' }).stdout ?? '';
           if (pane !== frames.at(-1)) frames.push(pane);
-          await new Promise((r) => setTimeout(r, sampleMs));
+          await sleep(sampleMs);
         }
         const code = readFileSync(exitFile, 'utf8').trim();
         const last = spawnSync('tmux', ['capture-pane', '-p', '-t', session, '-S', '-200'], {

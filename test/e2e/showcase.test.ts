@@ -3,10 +3,12 @@
  * steps with their owned faults, ending in the verifier's PASS, the report on disk, and no
  * child process left behind — also when it is interrupted with Ctrl-C (SIGINT).
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
@@ -140,7 +142,7 @@ describe('amendsctl showcase', () => {
     const deadline = Date.now() + 120_000;
     while (!run.stderr.includes('step 2:')) {
       if (ended || Date.now() > deadline) throw new Error(`the showcase never reached step 2: ${run.stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     const runDir = runDirOf(run);
     run.child.kill('SIGINT');

@@ -7,6 +7,7 @@
  * Each `Member` plays the group actor's part: a serial poll loop; a rebalance callback aborts
  * the running poll (as the runtime does), then the member answers with assign / unassign.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
@@ -170,10 +171,6 @@ class Member {
 
 function markerWritten(topic: string, end: number): Promise<void> {
   return eventually(`partition 0 of ${topic} ends at ${end}`, async () => (await endOffsets(topic, 1))[0] === end);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** The longest run of equal consecutive values. */

@@ -6,9 +6,11 @@
  * equal to the frontiers with lag 0 after a drain, and a group offset set ahead of the
  * frontier does not move where a restarted worker resumes (PostgreSQL wins).
  */
+
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
@@ -21,7 +23,6 @@ import {
   type BoundSource,
   createBoundSource,
   loadText,
-  sleep,
   startAmends,
   stopAllAmends,
   TransportProbe,

@@ -4,8 +4,10 @@
  * (src/io/pooled-client.ts) keeps it; the statement's rejection reports the failure, and the
  * dead client never goes back into the pool. Real PostgreSQL, a real terminated backend.
  */
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPooledClient } from '../../src/store/pooled-client.js';
@@ -46,7 +48,7 @@ describe('a checked-out pooled client', () => {
     });
     await expect(failed).rejects.toThrow(/terminat/);
     // The socket's end comes after the statement's error: give its 'error' event time to fire.
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     events.push('alive');
     expect(events).toEqual(['alive']);
     // The dead client was discarded: the pool hands out a working one.

@@ -3,8 +3,10 @@
  * Migration tests run in a fresh schema of their own (search_path through the URL's
  * `options`), dropped afterwards.
  */
+
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
@@ -88,7 +90,7 @@ describe('schema migrations', () => {
       await blocker.query('SELECT pg_advisory_xact_lock($1::int8)', [migrationLockKey.toString()]);
       const both = Promise.all([migrateInChildProcess(url), migrateInChildProcess(url)]);
       const deadline = Date.now() + 10_000;
-      while ((await waitingOnMigrationLock()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while ((await waitingOnMigrationLock()) < 2 && Date.now() < deadline) await sleep(50);
       expect(await waitingOnMigrationLock()).toBe(2);
       await blocker.query('COMMIT');
       const results = await both;

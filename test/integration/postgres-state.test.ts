@@ -7,6 +7,7 @@
  * for the same records (the domain engine over the whole input, export-lines.ts), read back
  * through src/io/export-queries.ts.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Manifest, type NamespaceConfig, parseNamespaceConfig } from '../../src/domain/config.js';
@@ -245,7 +246,7 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, w
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
 }
 

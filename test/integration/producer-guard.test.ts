@@ -2,6 +2,7 @@
  * The producer session guard against the real PostgreSQL (verification.md): one holder per
  * source incarnation, the holder named, a bounded wait, and a lost session noticed.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
@@ -83,7 +84,7 @@ describe('producer guard', () => {
       await killer.end();
     }
     const deadline = Date.now() + 5_000;
-    while (g.lost === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (g.lost === undefined && Date.now() < deadline) await sleep(20);
     expect(g.lost).toBeDefined();
     expect(() => g.assertHeld()).toThrow(/producer guard was lost/);
   });

@@ -6,8 +6,10 @@
  *
  * Topics are this file's own (deleted in afterAll); namespaces are rows that stay.
  */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readManifestFile } from '../../src/cli/input-files.js';
 import type { Manifest } from '../../src/domain/config.js';
@@ -72,7 +74,7 @@ async function deleteTopic(topic: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (await topicExists(topic)) {
     if (Date.now() > deadline) throw new Error(`topic ${topic} still exists 20 s after its deletion`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }
 

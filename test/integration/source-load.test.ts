@@ -3,9 +3,11 @@
  * Each test creates its own topic and namespace (deleted topics in afterAll; namespaces
  * are rows with random amends-test-* names and stay).
  */
+
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -248,7 +250,7 @@ describe('amendsctl source-load', () => {
           [k1, k2],
         );
         for (const row of r.rows) holders.add(row.application_name);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
     })();
     const started = Date.now();

@@ -7,7 +7,9 @@
  * Each test makes its own amends-test-* source and output topics (deleted in afterAll;
  * namespaces stay as rows). Every process left running is SIGKILLed in afterEach.
  */
+
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outputLine } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
@@ -28,7 +30,6 @@ import {
   exportInProcess,
   loadText,
   readOutputTopic,
-  sleep,
   startAmends,
   stopAllAmends,
   TransportProbe,

@@ -7,8 +7,10 @@
  *
  * Real processes, broker and PostgreSQL; amends-test-* topics deleted in afterAll.
  */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/domain/canonical-json.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
@@ -22,7 +24,6 @@ import {
   exportInProcess,
   loadText,
   scratchFile,
-  sleep,
   startAmends,
   stopAllAmends,
   TransportProbe,

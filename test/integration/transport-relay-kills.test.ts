@@ -7,8 +7,10 @@
  *
  * AMENDS_TEST_RELAY_KILL_SEED replays one run; the seed is printed and in the test name.
  */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outputLine } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
@@ -21,7 +23,6 @@ import {
   exportInProcess,
   loadText,
   readOutputTopic,
-  sleep,
   startAmends,
   stopAllAmends,
   TransportProbe,

@@ -9,6 +9,7 @@
  * Real processes, the real broker and PostgreSQL: the backlog is loaded by the real
  * source-load, before the worker starts; the figures come from the decisions' commit times.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fillerLines } from '../../src/domain/filler-load.js';
 import { requireBuild } from '../support/amendsctl-process.js';
@@ -73,10 +74,6 @@ async function firstWork(namespace: string): Promise<FirstWork> {
     firstAfterMs: new Map(rows.map((r) => [r.partition, Number(r.first_after_ms)])),
     inWindow: new Map(rows.map((r) => [r.partition, Number(r.in_window)])),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 describe('amends worker: two backlogged partitions, one worker', () => {

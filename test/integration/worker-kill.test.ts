@@ -8,8 +8,10 @@
  * The random loop is seeded: AMENDS_TEST_KILL_SEED replays a run, AMENDS_TEST_KILL_RUNS
  * runs more iterations (default 5 in CI). The seed is printed.
  */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/domain/seeded-random.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
@@ -96,10 +98,6 @@ async function expectOneDecisionPerOffset(namespace: string, rows: PartitionRow[
 
 function linesText(lines: readonly string[]): string {
   return lines.map((l) => `${l}\n`).join('');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 beforeAll(() => requireBuild());

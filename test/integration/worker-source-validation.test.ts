@@ -7,7 +7,9 @@
  * is never committed as a cursor move. The adapter-level versions are in
  * kafka-source-observer.test.ts and kafka-source-consumer.test.ts.
  */
+
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withKafkaAdmin } from '../../src/kafka/kafka-admin.js';
 import { describeTopicConfig } from '../../src/kafka/topic-config.js';
@@ -403,7 +405,7 @@ describe('amends worker: raw bytes and broker coordinates', () => {
     await probe.waitForFrontiers(source.namespace, new Map([[0, 2]]), 30_000);
     // No positive signal exists for "fetched the tail and decided nothing": give the poll loop
     // (250 ms polls) a second, then check that nothing moved and the worker still runs.
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     expect(first.exitStatus).toBeUndefined();
     expect(await frontiers(source)).toEqual([2, 0]);
     expect(attempts(first).map((a) => a.last_offset)).toEqual([0, 1]);
@@ -417,7 +419,7 @@ describe('amends worker: raw bytes and broker coordinates', () => {
       async () => (await probe.partitions(source.namespace))[0]?.epoch,
       (epoch) => epoch !== undefined && epoch > (epochBefore ?? 0),
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sleep(1_000);
     expect(second.exitStatus).toBeUndefined();
     expect(attempts(second)).toEqual([]);
     expect(diagnostics(second)).toEqual([]);

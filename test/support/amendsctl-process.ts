@@ -2,13 +2,13 @@
  * Runs the built `amendsctl` (bin/amendsctl → dist/) as a child process, the way a user
  * does, and returns its exit code and output. It runs what `npm run build` last built.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
+import { packageBin, packageRoot, runToEnd } from '../../src/process/child-process.js';
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const binary = join(repoRoot, 'bin/amendsctl');
+export const repoRoot = packageRoot;
+const binary = packageBin('amendsctl');
 const builtEntry = join(repoRoot, 'dist/cli/amendsctl.js');
 const runTimeoutMs = 45_000;
 
@@ -40,34 +40,13 @@ export function runAmendsctl(args: string[], env: Record<string, string> = {}): 
 }
 
 /** Runs a command from the repository root to its end, collecting its output; SIGKILL past `timeoutMs`. */
-export function runChild(
+export async function runChild(
   command: string,
   args: string[],
   options: { env: NodeJS.ProcessEnv; timeoutMs: number; label: string },
 ): Promise<ProcessResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, args, { cwd: repoRoot, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${options.label} did not exit within ${options.timeoutMs} ms; stderr: ${stderr}`));
-    }, options.timeoutMs);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+  const { code, stdout, stderr } = await runToEnd(command, args, { ...options, cwd: repoRoot });
+  return { code, stdout, stderr };
 }
 
 /** The diagnostic contract (cli.md): exactly one line, no stack trace. */
@@ -88,7 +67,7 @@ export function pipeInto(args: string[], reader: string, env: Record<string, str
       encoding: 'utf8',
       // stdin not a socket: Debian's bash reads ~/.bashrc when it is (as under rshd).
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 45_000,
+      timeout: runTimeoutMs,
     },
   );
   const lines = result.stderr.trimEnd().split('\n');

@@ -3,6 +3,7 @@
  * plainly or inside transactions (committed, aborted, left open), partitions added, history
  * deleted, retention changed. Straight client calls, not amends' adapters.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import kafkajs from 'kafkajs';
 import { testBrokers } from './endpoints.js';
@@ -150,7 +151,7 @@ export async function eventually(what: string, check: () => Promise<boolean>, bu
   for (;;) {
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${budgetMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

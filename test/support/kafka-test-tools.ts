@@ -4,6 +4,7 @@
  * group. Straight librdkafka (and, for DescribeGroups, kafkajs) calls, not amends'
  * adapters, so a test does not check amends with amends.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import kafkajs from 'kafkajs';
 import { testBrokers } from './endpoints.js';
@@ -136,13 +137,13 @@ export async function recreateTestTopic(topic: string, partitions: number): Prom
     } catch (error) {
       // A deletion may still be completing on the controller.
       if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     }
   }
   for (;;) {
     const raw = await rawTopicMetadata(testBrokers, topic);
     if (raw.errorCode === 0 && /[1-9a-f]/.test(raw.topicIdHex)) return `kafka:${raw.topicIdHex}`;
     if (Date.now() > deadline) throw new Error(`recreated topic ${topic} has no UUID in metadata`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
   }
 }

@@ -1,30 +1,40 @@
 /**
  * The transport suites' harness: real `amends worker|relay|view` child processes (bin/amends
- * → dist/), the real amendsctl commands, and probes of PostgreSQL and the output topic from
- * the outside (straight pg and librdkafka, not amends' adapters).
+ * → dist/, watched as child-process.ts does for the showcase and the benchmark), the real
+ * amendsctl commands, and probes of PostgreSQL and the output topic from the outside: the
+ * read-only chain probe (chain-probe.ts) over a pool of its own, the output topic read with
+ * straight librdkafka.
  *
  *   startAmends('relay', manifest) ─▶ AmendsProcess (logs, waitForLog, stop, kill)
  *   createBoundSource(…)           ─▶ source-create + output-create, as a user runs them
- *   TransportProbe                 ─▶ outbox / view rows / view partitions, waits
+ *   TransportProbe                 ─▶ decisions / outbox / view partitions, waits
  *   readOutputTopic(…)             ─▶ every record of the output topic
  *
  * Every started process is SIGKILLed by `stopAllAmends()` (afterEach) and on runner exit.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
-import { exportViewLines } from '../../src/transport/output-view.js';
+import {
+  type ChildExit,
+  type ChildLogLine,
+  LiveChildren,
+  packageBin,
+  WatchedChild,
+} from '../../src/process/child-process.js';
+import { pollUntil } from '../../src/process/poll-until.js';
+import { type OutboxProgress, readDecisionCount, readOutboxProgress } from '../../src/transport/chain-probe.js';
+import { exportViewLines, readViewPartitions, type ViewPartitionRow } from '../../src/transport/output-view.js';
 import { collectLines, exportOutputLines } from '../../src/verify/export-queries.js';
 import { repoRoot, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';
 import { endOffsets, readPartition } from './kafka-test-tools.js';
 
-const amendsBinary = join(repoRoot, 'bin/amends');
 const stopBudgetMs = 20_000;
+const waitBudgetMs = 30_000;
 const pollMs = 100;
 
 export const transportEnv: Readonly<Record<string, string>> = {
@@ -33,107 +43,49 @@ export const transportEnv: Readonly<Record<string, string>> = {
   AMENDS_DATABASE_URL: testDatabaseUrl,
 };
 
-export type LogLine = Record<string, unknown> & { raw: string };
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type LogLine = ChildLogLine;
+export type Exit = ChildExit;
 
-const live = new Set<AmendsProcess>();
+const live = new LiveChildren<AmendsProcess>();
 
-export class AmendsProcess {
-  readonly logs: LogLine[] = [];
-  stderr = '';
-  readonly exited: Promise<Exit>;
-  exit: Exit | undefined;
-  private partial = '';
-
+export class AmendsProcess extends WatchedChild {
   constructor(
     readonly role: string,
-    private readonly child: ChildProcess,
+    args: string[],
+    env: Record<string, string>,
   ) {
-    child.stderr?.on('data', (chunk: Buffer) => this.take(chunk.toString('utf8')));
-    child.stdout?.resume();
-    this.exited = new Promise((resolve) => {
-      child.once('close', (code, signal) => {
-        if (this.partial !== '') this.take('\n');
-        this.exit = { code, signal };
-        live.delete(this);
-        resolve(this.exit);
-      });
+    super({
+      name: role,
+      command: process.execPath,
+      args: [packageBin('amends'), role, ...args],
+      cwd: repoRoot,
+      env: { ...transportEnv, ...env },
+      stderr: 'lines',
+      keepStderrText: true,
     });
   }
 
-  get pid(): number {
-    return this.child.pid ?? -1;
+  /** Everything it wrote on stderr so far. */
+  get stderr(): string {
+    return this.stderrText;
   }
 
-  messages(msg: string): LogLine[] {
-    return this.logs.filter((l) => l.msg === msg);
+  /** The first line whose `msg` is `msg` (and that `predicate` accepts). */
+  waitForLog(msg: string, budgetMs = waitBudgetMs, predicate: (l: LogLine) => boolean = () => true): Promise<LogLine> {
+    return this.waitForLine(msg, (l) => l.msg === msg && predicate(l), budgetMs);
   }
 
-  async waitForLog(msg: string, budgetMs = 30_000, predicate: (l: LogLine) => boolean = () => true): Promise<LogLine> {
-    const deadline = Date.now() + budgetMs;
-    for (;;) {
-      const found = this.logs.find((l) => l.msg === msg && predicate(l));
-      if (found) return found;
-      if (this.exit)
-        throw new Error(`${this.role}: waiting for ${msg}, it exited ${JSON.stringify(this.exit)}:\n${this.tail()}`);
-      if (Date.now() > deadline) throw new Error(`${this.role}: no ${msg} within ${budgetMs} ms:\n${this.tail()}`);
-      await sleep(pollMs);
-    }
-  }
-
+  /** The exit; SIGKILLs the process and fails when it has not exited within `budgetMs`. */
   async waitForExit(budgetMs = stopBudgetMs): Promise<Exit> {
-    let timer: NodeJS.Timeout | undefined;
-    const result = await Promise.race([
-      this.exited,
-      new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), budgetMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (result === 'timeout') {
-      this.child.kill('SIGKILL');
-      await this.exited;
-      throw new Error(`${this.role} did not exit within ${budgetMs} ms:\n${this.tail()}`);
-    }
-    return result;
+    const { code, signal, overran } = await this.exitWithin(budgetMs);
+    if (overran) throw new Error(`${this.role} did not exit within ${budgetMs} ms:\n${this.tail()}`);
+    return { code, signal };
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<Exit> {
     if (this.exit) return this.exit;
-    this.child.kill(signal);
+    this.signal(signal);
     return this.waitForExit();
-  }
-
-  async kill(): Promise<Exit> {
-    if (!this.exit) this.child.kill('SIGKILL');
-    return this.exited;
-  }
-
-  tail(lines = 20): string {
-    return this.logs
-      .slice(-lines)
-      .map((l) => l.raw)
-      .join('\n');
-  }
-
-  private take(text: string): void {
-    this.stderr += text;
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const raw of parts) {
-      if (raw === '') continue;
-      let parsed: Record<string, unknown> = {};
-      try {
-        const v: unknown = JSON.parse(raw);
-        if (typeof v === 'object' && v !== null && !Array.isArray(v)) parsed = v as Record<string, unknown>;
-      } catch {
-        // a diagnostic line: raw only
-      }
-      this.logs.push({ ...parsed, raw });
-    }
   }
 }
 
@@ -144,14 +96,7 @@ export function startAmends(
   args: string[] = [],
   env: Record<string, string> = {},
 ): AmendsProcess {
-  const child = spawn(process.execPath, [amendsBinary, role, '--manifest', manifestPath, ...args], {
-    cwd: repoRoot,
-    env: { ...transportEnv, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const p = new AmendsProcess(role, child);
-  live.add(p);
-  return p;
+  return live.add(new AmendsProcess(role, ['--manifest', manifestPath, ...args], env));
 }
 
 /**
@@ -165,21 +110,7 @@ export async function expectCleanStop(...processes: AmendsProcess[]): Promise<vo
 }
 
 export async function stopAllAmends(): Promise<void> {
-  await Promise.all([...live].map((p) => p.kill()));
-}
-
-process.once('exit', () => {
-  for (const p of live) {
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-});
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  await live.killAll();
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-transport-'));
@@ -237,15 +168,9 @@ export async function loadText(source: BoundSource, name: string, text: string):
   return text.split('\n').filter((l) => l !== '').length;
 }
 
-export interface ViewPartition {
-  partition: number;
-  frontier: number;
-  applied: number;
-  stale: number;
-  duplicate: number;
-}
+export type ViewPartition = ViewPartitionRow;
 
-/** Straight SQL over the test database. */
+/** The chain's progress in the test database (chain-probe.ts), and waits on it. */
 export class TransportProbe {
   readonly pool: pg.Pool;
 
@@ -254,45 +179,33 @@ export class TransportProbe {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3 });
   }
 
-  async outbox(namespace: string): Promise<{ total: number; pending: number }> {
-    const { rows } = await this.pool.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE NOT published)::int AS pending
-         FROM outbox WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)`,
-      [namespace],
-    );
-    return { total: rows[0]?.total ?? 0, pending: rows[0]?.pending ?? 0 };
+  outbox(namespace: string): Promise<OutboxProgress> {
+    return readOutboxProgress(this.pool, namespace);
   }
 
-  async viewPartitions(namespace: string): Promise<ViewPartition[]> {
-    const { rows } = await this.pool.query(
-      `SELECT partition, frontier::int, applied::int, stale::int, duplicate::int FROM view_partitions
-        WHERE namespace = $1 ORDER BY partition`,
-      [namespace],
-    );
-    return rows as ViewPartition[];
+  viewPartitions(namespace: string): Promise<ViewPartition[]> {
+    return readViewPartitions(this.pool, namespace);
   }
 
-  async until<T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, budgetMs = 30_000): Promise<T> {
-    const deadline = Date.now() + budgetMs;
-    for (;;) {
-      const v = await read();
-      if (check(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${budgetMs} ms; last ${JSON.stringify(v)}`);
-      await sleep(pollMs);
-    }
+  /** Reads until `check` accepts what `read` returned; fails with the last value past the budget. */
+  async until<T>(what: string, read: () => Promise<T>, check: (v: T) => boolean, budgetMs = waitBudgetMs): Promise<T> {
+    let last: T | undefined;
+    const found = await pollUntil(
+      what,
+      async () => {
+        last = await read();
+        return check(last) ? { value: last } : undefined;
+      },
+      { budgetMs, pollMs, lastSeen: () => `last ${JSON.stringify(last)}` },
+    );
+    return found.value;
   }
 
   /** Waits until the worker has decided `records` source records (then the outbox is complete). */
   async waitDecided(namespace: string, records: number, budgetMs?: number): Promise<void> {
     await this.until(
       `${records} decisions in ${namespace}`,
-      async () => {
-        const { rows } = await this.pool.query(
-          'SELECT count(*)::int AS n FROM decisions WHERE ns = (SELECT id FROM namespaces WHERE namespace = $1)',
-          [namespace],
-        );
-        return (rows[0]?.n ?? 0) as number;
-      },
+      () => readDecisionCount(this.pool, namespace),
       (n) => n === records,
       budgetMs,
     );

@@ -4,6 +4,7 @@
  * record lines for them (so export can be compared with simulate over precisely the records
  * the broker made visible, gaps and odd bytes included), and small waits and log filters.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { testName } from './endpoints.js';
 import {
@@ -100,6 +101,6 @@ export async function waitUntil<T>(
     const value = await check();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${budgetMs} ms (last: ${JSON.stringify(value)})`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }

@@ -11,19 +11,29 @@
  * afterEach/afterAll (it SIGKILLs whatever still runs), and a process exit of the test runner
  * SIGKILLs stragglers too, so no worker outlives its test file.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
+import {
+  type ChildExit,
+  type ChildLogLine,
+  describeExit,
+  LiveChildren,
+  packageBin,
+  type TimedExit,
+  WatchedChild,
+} from '../../src/process/child-process.js';
+import { pollUntil } from '../../src/process/poll-until.js';
+import { type PartitionProgress, readPartitionProgress } from '../../src/transport/chain-probe.js';
 import { repoRoot, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';
 
-const workerBinary = join(repoRoot, 'bin/amends');
 /** How long a stop (signal then wait) may take before the helper SIGKILLs and fails. */
 const stopBudgetMs = 20_000;
+const waitBudgetMs = 30_000;
 const pollIntervalMs = 100;
 
 /** The environment the processes see: the test endpoints and PATH, nothing inherited. */
@@ -45,78 +55,55 @@ export interface WorkerOptions {
   extraArgs?: string[];
 }
 
-export interface WorkerExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type WorkerExit = ChildExit;
 
 /** One parsed stderr line; `raw` keeps the text (non-JSON lines have only `raw`). */
-export type WorkerLogLine = Record<string, unknown> & { raw: string };
+export type WorkerLogLine = ChildLogLine;
 
-const live = new Set<WorkerProcess>();
+const live = new LiveChildren<WorkerProcess>();
 /** Every worker this test process started (for StoreProbe.waitFor's early failure). */
 const started = new Set<WorkerProcess>();
 
-export class WorkerProcess {
-  /** Parsed stderr lines, in order (each line once complete). */
-  readonly logs: WorkerLogLine[] = [];
-  stdout = '';
-  stderr = '';
-  /** Resolves when the process has exited and its pipes are closed. */
-  readonly exited: Promise<WorkerExit>;
+export class WorkerProcess extends WatchedChild {
   /** The manifest's namespace, when the manifest could be read. */
   readonly namespace: string | undefined;
-  private exit: WorkerExit | undefined;
-  private partial = '';
-  private signalled = false;
 
-  private constructor(
-    private readonly child: ChildProcess,
-    readonly options: WorkerOptions,
-  ) {
+  private constructor(readonly options: WorkerOptions) {
+    super({
+      name: 'the worker',
+      command: process.execPath,
+      args: workerArgs(options),
+      cwd: repoRoot,
+      env: options.env ?? { ...workerEnv },
+      stderr: 'lines',
+      stdout: 'text',
+      keepStderrText: true,
+      tail: { lines: 30, separator: '\n' },
+    });
     try {
       this.namespace = (JSON.parse(readFileSync(options.manifestPath, 'utf8')) as Manifest).config.namespace;
     } catch {
       this.namespace = undefined;
     }
-    child.stdout?.on('data', (chunk: Buffer) => {
-      this.stdout += chunk.toString('utf8');
-    });
-    child.stderr?.on('data', (chunk: Buffer) => this.takeStderr(chunk.toString('utf8')));
-    this.exited = new Promise((resolve) => {
-      child.once('close', (code, signal) => {
-        if (this.partial !== '') this.takeStderr('\n');
-        this.exit = { code, signal };
-        live.delete(this);
-        resolve(this.exit);
-      });
-    });
   }
 
   static start(options: WorkerOptions): WorkerProcess {
-    const args = [workerBinary, 'worker', '--manifest', options.manifestPath];
-    if (options.batchSize !== undefined) args.push('--batch-size', String(options.batchSize));
-    if (options.instanceId !== undefined) args.push('--instance-id', options.instanceId);
-    if (options.sessionTimeoutMs !== undefined) args.push('--session-timeout-ms', String(options.sessionTimeoutMs));
-    args.push(...(options.extraArgs ?? []));
-    const child = spawn(process.execPath, args, {
-      cwd: repoRoot,
-      env: options.env ?? { ...workerEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const worker = new WorkerProcess(child, options);
-    live.add(worker);
+    const worker = live.add(new WorkerProcess(options));
     started.add(worker);
     return worker;
   }
 
-  get pid(): number {
-    return this.child.pid ?? -1;
+  get stdout(): string {
+    return this.stdoutText;
+  }
+
+  get stderr(): string {
+    return this.stderrText;
   }
 
   /** Whether it exited without the test sending it a signal (stop, kill). */
   get exitedUnasked(): boolean {
-    return this.exit !== undefined && !this.signalled;
+    return this.exit !== undefined && !this.expectedExit;
   }
 
   /** Undefined while the process runs. */
@@ -124,25 +111,12 @@ export class WorkerProcess {
     return this.exit;
   }
 
-  /** The parsed JSON lines whose `msg` is `msg`. */
-  messages(msg: string): WorkerLogLine[] {
-    return this.logs.filter((l) => l.msg === msg);
-  }
-
   /**
    * Waits for a stderr line matching `predicate` (looking at lines already seen first); fails
    * when the budget ends or the process exits without one.
    */
-  async waitForLog(what: string, predicate: (line: WorkerLogLine) => boolean, budgetMs = 30_000) {
-    const deadline = Date.now() + budgetMs;
-    for (;;) {
-      const found = this.logs.find(predicate);
-      if (found) return found;
-      if (this.exit)
-        throw new Error(`${what}: the worker exited (${describeExit(this.exit)}); stderr:\n${this.tail()}`);
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${budgetMs} ms; stderr:\n${this.tail()}`);
-      await sleep(pollIntervalMs);
-    }
+  waitForLog(what: string, predicate: (line: WorkerLogLine) => boolean, budgetMs = waitBudgetMs) {
+    return this.waitForLine(what, predicate, budgetMs);
   }
 
   /**
@@ -150,10 +124,8 @@ export class WorkerProcess {
    * it took from the signal.
    */
   async stop(signal: NodeJS.Signals = 'SIGTERM', budgetMs = stopBudgetMs): Promise<WorkerExit & { ms: number }> {
-    if (this.exit) return { ...this.exit, ms: 0 };
-    this.signalled = true;
-    this.child.kill(signal);
-    return this.waitForExit(budgetMs, `of ${signal}`);
+    const ended = await this.end(signal, budgetMs);
+    return this.withinBudget(ended, budgetMs, `of ${signal}`);
   }
 
   /**
@@ -161,55 +133,24 @@ export class WorkerProcess {
    * `budgetMs`. Returns the exit and how long the wait took.
    */
   async waitForExit(budgetMs = stopBudgetMs, since = 'of the wait'): Promise<WorkerExit & { ms: number }> {
-    const started = Date.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), budgetMs);
-    });
-    const result = await Promise.race([this.exited, timedOut]);
-    clearTimeout(timer);
-    if (result === 'timeout') {
-      this.signalled = true;
-      this.child.kill('SIGKILL');
-      await this.exited;
+    return this.withinBudget(await this.exitWithin(budgetMs), budgetMs, since);
+  }
+
+  private withinBudget(ended: TimedExit, budgetMs: number, since: string): WorkerExit & { ms: number } {
+    if (ended.overran) {
       throw new Error(`the worker did not exit within ${budgetMs} ms ${since}; stderr:\n${this.tail()}`);
     }
-    return { ...result, ms: Date.now() - started };
+    return { code: ended.code, signal: ended.signal, ms: ended.ms };
   }
+}
 
-  /** kill -9, and waits until the process is gone. */
-  async kill(): Promise<WorkerExit> {
-    this.signalled = true;
-    if (!this.exit) this.child.kill('SIGKILL');
-    return this.exited;
-  }
-
-  /** The last stderr lines, for failure messages. */
-  tail(lines = 30): string {
-    return this.logs
-      .slice(-lines)
-      .map((l) => l.raw)
-      .join('\n');
-  }
-
-  private takeStderr(text: string): void {
-    this.stderr += text;
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const raw of parts) {
-      if (raw === '') continue;
-      let parsed: Record<string, unknown> = {};
-      try {
-        const value: unknown = JSON.parse(raw);
-        if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-          parsed = value as Record<string, unknown>;
-        }
-      } catch {
-        // Not a JSON line (a diagnostic): kept as raw text only.
-      }
-      this.logs.push({ ...parsed, raw });
-    }
-  }
+function workerArgs(options: WorkerOptions): string[] {
+  const args = [packageBin('amends'), 'worker', '--manifest', options.manifestPath];
+  if (options.batchSize !== undefined) args.push('--batch-size', String(options.batchSize));
+  if (options.instanceId !== undefined) args.push('--instance-id', options.instanceId);
+  if (options.sessionTimeoutMs !== undefined) args.push('--session-timeout-ms', String(options.sessionTimeoutMs));
+  args.push(...(options.extraArgs ?? []));
+  return args;
 }
 
 /** Starts `amends worker` with the test endpoints. */
@@ -219,26 +160,7 @@ export function startWorker(options: WorkerOptions): WorkerProcess {
 
 /** SIGKILLs every worker still running and waits for them: for afterEach/afterAll. */
 export async function stopAllWorkers(): Promise<void> {
-  await Promise.all([...live].map((w) => w.kill()));
-}
-
-// A test runner that exits (or crashes) must not leave workers behind.
-process.once('exit', () => {
-  for (const w of live) {
-    try {
-      process.kill(w.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
-
-function describeExit(exit: WorkerExit): string {
-  return exit.signal === null ? `code ${exit.code}` : `signal ${exit.signal}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  await live.killAll();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -335,12 +257,7 @@ export async function expectExportEqualsSimulate(source: TestSource, inputFile: 
 // ---------------------------------------------------------------------------------------
 // PostgreSQL, read from the outside.
 
-export interface PartitionRow {
-  partition: number;
-  epoch: number;
-  frontier: number;
-  owner: string | null;
-}
+export type PartitionRow = PartitionProgress;
 
 export interface HeartbeatRow {
   workerId: string;
@@ -363,17 +280,8 @@ export class StoreProbe {
     this.pool = new pg.Pool({ connectionString: url, max: 3 });
   }
 
-  async partitions(namespace: string): Promise<PartitionRow[]> {
-    const { rows } = await this.pool.query(
-      'SELECT partition, epoch::text, frontier::text, owner FROM partitions WHERE namespace = $1 ORDER BY partition',
-      [namespace],
-    );
-    return rows.map((r) => ({
-      partition: r.partition,
-      epoch: Number(r.epoch),
-      frontier: Number(r.frontier),
-      owner: r.owner,
-    }));
+  partitions(namespace: string): Promise<PartitionRow[]> {
+    return readPartitionProgress(this.pool, namespace);
   }
 
   async heartbeats(namespace: string): Promise<HeartbeatRow[]> {
@@ -398,7 +306,7 @@ export class StoreProbe {
   async waitForFrontiers(
     namespace: string,
     ends: ReadonlyMap<number, number>,
-    budgetMs = 30_000,
+    budgetMs = waitBudgetMs,
   ): Promise<PartitionRow[]> {
     return this.waitFor(
       `frontiers of ${namespace} reach ${JSON.stringify([...ends])}`,
@@ -417,20 +325,29 @@ export class StoreProbe {
     what: string,
     namespace: string,
     check: (rows: PartitionRow[]) => boolean,
-    budgetMs = 30_000,
+    budgetMs = waitBudgetMs,
   ): Promise<PartitionRow[]> {
-    const deadline = Date.now() + budgetMs;
-    for (;;) {
-      const rows = await this.partitions(namespace);
-      if (check(rows)) return rows;
-      const died = [...started].find((w) => w.namespace === namespace && w.exitedUnasked);
-      if (died) {
-        throw new Error(`${what}: a worker exited (${describeExit(died.exitStatus as WorkerExit)}):\n${died.tail()}`);
-      }
-      if (Date.now() > deadline)
-        throw new Error(`${what}: not within ${budgetMs} ms; last rows ${JSON.stringify(rows)}`);
-      await sleep(pollIntervalMs);
-    }
+    let last: PartitionRow[] = [];
+    return pollUntil(
+      what,
+      async () => {
+        last = await this.partitions(namespace);
+        return check(last) ? last : undefined;
+      },
+      {
+        budgetMs,
+        pollMs: pollIntervalMs,
+        lastSeen: () => `last rows ${JSON.stringify(last)}`,
+        failEarly: () => {
+          const died = [...started].find((w) => w.namespace === namespace && w.exitedUnasked);
+          if (died) {
+            throw new Error(
+              `${what}: a worker exited (${describeExit(died.exitStatus as WorkerExit)}):\n${died.tail()}`,
+            );
+          }
+        },
+      },
+    );
   }
 
   async close(): Promise<void> {

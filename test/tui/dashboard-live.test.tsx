@@ -10,9 +10,11 @@
  * upsert wait, and lets go as soon as a frame shows it — well within the claim's 5 s lock
  * timeout.
  */
+
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { render } from 'ink-testing-library';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -67,7 +69,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false, budg
     const found = probe();
     if (found !== undefined && found !== false) return found;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${budgetMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 
@@ -224,7 +226,7 @@ describe('the dashboard on a live worker', () => {
           [100, 30],
         ]) {
           execFileSync('tmux', ['resize-window', '-t', session, '-x', String(x), '-y', String(y)]);
-          await new Promise((r) => setTimeout(r, 600));
+          await sleep(600);
         }
         const screen = await waitFor(
           'the redrawn dashboard',

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { CoalescedCommits } from '../../src/kafka/group-offset-commits.js';
 
@@ -25,7 +26,7 @@ describe('group offset commits, coalesced per partition', () => {
       [1, 3],
     ]);
     advance(40);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await sleep(60);
     expect(sent).toEqual([
       [0, 5],
       [1, 3],

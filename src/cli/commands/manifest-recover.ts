@@ -11,6 +11,7 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
 import { type RegisteredNamespace, readNamespace } from '../../store/namespace-registry.js';
@@ -33,7 +34,7 @@ export const manifestRecoverCommand = defineCommand({
 
   Flags
     --namespace NS    the namespace whose manifest was lost (required)
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 

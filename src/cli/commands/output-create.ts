@@ -13,6 +13,7 @@
 
 import { validTopicName } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic } from '../../kafka/safe-topic.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
 import { registerNamespace } from '../../store/namespace-registry.js';
@@ -27,7 +28,7 @@ import { replicationFlags, topicReplicationFrom } from '../replication-flags.js'
 export const outputCreateCommand = defineCommand({
   name: 'output-create',
   summary: "create a namespace's output topic and record the binding",
-  help: `output-create --manifest M --topic OUT [--replication-factor 1] [--min-insync-replicas N]
+  help: `output-create --manifest M --topic OUT [--replication-factor ${replicationFlags.replicationFactor.default}] [--min-insync-replicas N]
 
   Creates the output topic OUT with the source's partition count and the same retention
   safety settings (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1) and, with a
@@ -40,11 +41,11 @@ export const outputCreateCommand = defineCommand({
   Flags
     --manifest M              the namespace's manifest (required)
     --topic OUT               output topic to create (required)
-    --replication-factor N    replication factor (default 1, the local single-node stack;
+    --replication-factor N    replication factor (default ${replicationFlags.replicationFactor.default}, the local single-node stack;
                               3 on the 3-broker cluster, npm run up -- --brokers 3)
     --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example

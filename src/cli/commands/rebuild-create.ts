@@ -13,6 +13,7 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
@@ -38,7 +39,7 @@ export const rebuildCreateCommand = defineCommand({
   Flags
     --manifest M       the manifest of the namespace to rebuild (required)
     --namespace NS2    the new namespace, [a-z0-9][a-z0-9-]{0,62} (required)
-    --brokers LIST     bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST     bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                        librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 

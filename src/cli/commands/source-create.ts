@@ -28,6 +28,7 @@ import {
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../kafka/safe-topic.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
@@ -43,10 +44,15 @@ export const sourceTopicConfig = safeTopicConfig;
 
 const partitionsMax = 10_000;
 
+/** What --config defaults to, in words: `widget@berlin on partition 0, origin 2026-03-01`. */
+const defaultConfigText = `${defaultConfigFile.stock_keys
+  .map((k) => `${k.item}@${k.location} on partition ${k.partition}`)
+  .join(', ')}, origin ${defaultConfigFile.ledger_origin}`;
+
 export const sourceCreateCommand = defineCommand({
   name: 'source-create',
   summary: 'create a source topic and print its manifest',
-  help: `source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
+  help: `source-create --namespace NS --topic T [--partitions ${defaultPartitions}] [--replication-factor ${replicationFlags.replicationFactor.default}]
                 [--min-insync-replicas N] [--config FILE]
 
   Creates the source topic T (cleanup.policy=delete, retention.ms=-1, retention.bytes=-1;
@@ -61,14 +67,14 @@ export const sourceCreateCommand = defineCommand({
   Flags
     --namespace NS            namespace name, [a-z0-9][a-z0-9-]{0,62} (required)
     --topic T                 source topic to create (required)
-    --partitions N            partition count (default 2)
-    --replication-factor N    replication factor (default 1, the local single-node stack;
+    --partitions N            partition count (default ${defaultPartitions})
+    --replication-factor N    replication factor (default ${replicationFlags.replicationFactor.default}, the local single-node stack;
                               3 on the 3-broker cluster, npm run up -- --brokers 3)
     --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
     --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
-                              (default: widget@berlin on partition 0, origin 2026-03-01)
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+                              (default: ${defaultConfigText})
+    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example

@@ -6,11 +6,13 @@
  * `amendsctl inspect`: an unregistered namespace or an old schema is a one-line error
  * (read-only-namespace.ts). q or Ctrl-C exits 0.
  */
+
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../store/postgres.js';
-import { DashboardFeed } from '../../tui/dashboard-feed.js';
+import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
 // ink and react load only when a dashboard is drawn: every amends process imports this module,
@@ -30,14 +32,14 @@ export const tuiCommand = defineCommand({
   Draws the namespace's partitions (the partition actor's state, owner, epoch, frontier,
   broker end, lag, last outcome, records/s), its worker processes (group state, heartbeat
   age), decisions by outcome, quarantine, outbox and the recent decisions, refreshed about
-  every 0.75 s from PostgreSQL's heartbeat and inspection rows and the broker's ends.
+  every ${pollIntervalMs / 1000} s from PostgreSQL's heartbeat and inspection rows and the broker's ends.
   Keys: q quit, ↑/↓ select a partition (its statechart path and context), ? help.
   Needs a terminal and AMENDS_DATABASE_URL with the namespace registered (by amends worker
   or amendsctl source-load: tui only reads); the broker is optional.
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 

@@ -8,6 +8,7 @@
  * command logs `fault_point` on stderr and stops itself with SIGSTOP, so a test can show that
  * a load started now is refused; SIGCONT lets it go on.
  */
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { databaseUrlFrom } from '../../store/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
@@ -52,7 +53,7 @@ export const verifyCommand = defineCommand({
                    stats (time per phase, records/s, peak RSS);
                    {"verdict":"ERROR","reasons":[…]} (exit 1) when it cannot compare
     --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
