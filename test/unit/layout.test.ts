@@ -43,7 +43,11 @@ function sourceFiles(dir: string): string[] {
 const files = sourceFiles(src).map((path) => {
   const text = readFileSync(path, 'utf8');
   const name = relative(src, path);
-  return { name, room: name.split('/')[0] ?? '', source: ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true) };
+  return {
+    name,
+    room: name.split('/')[0] ?? '',
+    source: ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true),
+  };
 });
 
 function importsOf(source: ts.SourceFile): string[] {
