@@ -3,6 +3,8 @@
  * (cli.md), and one command's page. Both executables share the environment and exit-code
  * sections: they read the same variables and exit the same way.
  */
+
+import { defaultBrokers } from '../kafka/kafka-connection.js';
 import type { Command } from './command.js';
 
 export interface Executable {
@@ -19,7 +21,7 @@ export const builtInCommands = [{ name: 'help', summary: "print this list, or a 
 
 const environment = `  Environment
     AMENDS_DATABASE_URL    PostgreSQL URL of the namespaces' database (commands that need it say so)
-    AMENDS_BROKERS         Kafka bootstrap servers (--brokers overrides; default 127.0.0.1:19092)
+    AMENDS_BROKERS         Kafka bootstrap servers (--brokers overrides; default ${defaultBrokers})
     AMENDS_KAFKA_CONFIG    librdkafka properties file for every Kafka client (--kafka-config overrides)
     AMENDS_METRICS_ADDR    HOST:PORT of /metrics, /healthz, /readyz of worker, relay, view (--metrics-addr overrides)
     AMENDS_LOG_LEVEL       debug, info, warn or error for the JSON log lines (--log-level overrides; default info)

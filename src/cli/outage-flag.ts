@@ -6,8 +6,11 @@
 import { usageError } from '../kernel/amends-error.js';
 import { defaultOutageBudgetMs } from '../machines/limits.js';
 
+/** `--outage-budget-s`'s default, in seconds. */
+export const outageBudgetDefaultS = defaultOutageBudgetMs / 1000;
+
 /** The flag as worker, relay and view declare it (meow). */
-export const outageBudgetFlag = { outageBudgetS: { type: 'number', default: defaultOutageBudgetMs / 1000 } } as const;
+export const outageBudgetFlag = { outageBudgetS: { type: 'number', default: outageBudgetDefaultS } } as const;
 
 /** A riding worker does not poll: budget + one 20 s operation < the 60 s max.poll.interval.ms.
  * Relay and view take the same bound, so one setting fits all three. */

@@ -7,17 +7,12 @@
 
 import type { KafkaAdmin } from '../kafka/kafka-admin.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
+import { decodeWorkerBeat } from '../process/heartbeat.js';
 import { inspectStore } from '../store/inspect-queries.js';
 import { namespaceId } from '../store/namespace-registry.js';
 import type { Queryable } from '../store/postgres.js';
+import { type PartitionProgress, readPartitionProgress } from '../transport/chain-probe.js';
 import { readViewPartitions } from '../transport/output-view.js';
-
-export interface PartitionState {
-  partition: number;
-  epoch: number;
-  frontier: number;
-  owner: string | null;
-}
 
 export interface DrainState {
   decided: boolean;
@@ -42,22 +37,8 @@ export class ShowcaseProbe {
     private readonly partitionCount: number,
   ) {}
 
-  async partitions(): Promise<Map<number, PartitionState>> {
-    const result = await this.db.query<{ partition: number; epoch: string; frontier: string; owner: string | null }>(
-      'SELECT partition, epoch, frontier, owner FROM partitions WHERE namespace = $1',
-      [this.namespace],
-    );
-    return new Map(
-      result.rows.map((r) => [
-        r.partition,
-        {
-          partition: r.partition,
-          epoch: int8ToSafeInteger(r.epoch, 'epoch'),
-          frontier: int8ToSafeInteger(r.frontier, 'frontier'),
-          owner: r.owner,
-        },
-      ]),
-    );
+  async partitions(): Promise<Map<number, PartitionProgress>> {
+    return new Map((await readPartitionProgress(this.db, this.namespace)).map((r) => [r.partition, r]));
   }
 
   /** The worker whose fresh heartbeat (from process `pid`) shows it processing `partition`, if any. */
@@ -69,9 +50,8 @@ export class ShowcaseProbe {
     );
     for (const row of result.rows) {
       if (pids.get(row.worker_id) !== row.pid) continue;
-      const parts = (row.state as { partitions?: { partition?: unknown; state?: unknown }[] }).partitions ?? [];
-      const mine = parts.find((p) => p.partition === partition);
-      if (typeof mine?.state === 'string' && mine.state.startsWith('processing')) return row.worker_id;
+      const mine = decodeWorkerBeat(row.state).partitions.find((p) => p.partition === partition);
+      if (mine?.state.startsWith('processing')) return row.worker_id;
     }
     return undefined;
   }

@@ -1,16 +1,26 @@
-/** `?`: what the keys do and what the partition states mean (worker.md §4). */
+/**
+ * `?`: what the keys do and what the partition states mean (worker.md §4). The states and
+ * their meanings are read from the partition chart's own descriptions, so help and machine
+ * cannot drift apart; the `processing` subtree is shown whole (a worker spends its time there).
+ */
 import { Box, Text } from 'ink';
+import type { AnyStateNode } from 'xstate';
+import { partitionMachine } from '../machines/partition-machine.js';
+
+function stateLines(node: AnyStateNode, expand: boolean): string[] {
+  return Object.values(node.states).flatMap((child) => {
+    const depth = child.path.length;
+    const name = `${'  '.repeat(depth - 1)}${child.key}`.padEnd(14);
+    const line = `  ${name} ${child.description ?? ''}`;
+    const deeper = expand || child.key === 'processing';
+    return deeper ? [line, ...stateLines(child, true)] : [line];
+  });
+}
 
 export const helpLines = [
   'keys: q quit (a worker drains first) · ↑/↓ select a partition · esc deselect · ? close help',
   'states of a partition actor (the statechart value):',
-  '  unassigned   no worker owns it',
-  '  claiming     raising the epoch in PostgreSQL (the ownership token)',
-  '  seeking      reading the frontier, positioning the consumer there',
-  '  processing   idle between polls; deciding.committing = one transaction in flight',
-  '  recovering   a commit outcome is unknown: reading it back before anything else',
-  '  retired      released (revoked, lost, stopped) or fenced by a newer epoch',
-  '  failed       retries or budget exhausted, or an unresolved outcome: the worker exits 1',
+  ...stateLines(partitionMachine.root, false),
   'frontier = next offset to decide (PostgreSQL); end = broker read-committed end; lag = end - frontier',
   'other processes are shown from their heartbeat rows (about 1/s); "(stale)" = no beat for 5 s',
 ];

@@ -1,5 +1,6 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
+import { partitionMachine } from '../../src/machines/partition-machine.js';
 import { HelpOverlay, helpLines } from '../../src/tui/help-overlay.js';
 
 describe('HelpOverlay', () => {
@@ -18,6 +19,14 @@ describe('HelpOverlay', () => {
     ]) {
       expect(frame).toContain(word);
     }
+  });
+
+  it("gives each state the partition chart's own description", () => {
+    const recovering = partitionMachine.getStateNodeById('partition.processing.deciding.recovering');
+    expect(recovering.description).toBeTruthy();
+    expect(
+      helpLines.some((line) => /^\s+recovering\s/.test(line) && line.endsWith(recovering.description ?? '?')),
+    ).toBe(true);
   });
 
   it('is cut to the lines it is given', () => {

@@ -11,6 +11,7 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { adminRequestTimeoutMs, withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import {
   type ExpectedTopic,
   type ObservationTimeouts,
@@ -55,7 +56,7 @@ export const inspectCommand = defineCommand({
     --manifest M   the namespace's manifest (required)
     --json         one JSON document instead of tables
     --recent N     how many recent decisions (default ${recentDefault}, at most ${recentMax})
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 

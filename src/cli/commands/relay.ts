@@ -1,5 +1,6 @@
 import type { Manifest } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { SourceProducer } from '../../kafka/source-producer.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
@@ -13,7 +14,7 @@ import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
@@ -24,7 +25,7 @@ const producerCloseTimeoutMs = 10_000;
 export const relayCommand = defineCommand({
   name: 'relay',
   summary: "publish the namespace's outbox to its output topic",
-  help: `relay --manifest M [--instance-id ID] [--outage-budget-s 30]
+  help: `relay --manifest M [--instance-id ID] [--outage-budget-s ${outageBudgetDefaultS}]
 
   Publishes pending outbox envelopes to the namespace's output topic (amendsctl
   output-create) in outbox order per partition, with an idempotent producer (acks=all),
@@ -41,11 +42,11 @@ export const relayCommand = defineCommand({
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
     --outage-budget-s S
-                      how long an outage may last before exit 1 (default 30); 0: exit at once
+                      how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once
     --metrics-addr HOST:PORT
                       serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
     --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 

@@ -20,6 +20,7 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../kafka/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../kafka/source-producer.js';
@@ -45,7 +46,7 @@ export type LineOutcome = { delivered: Delivery } | { error: PublicationError };
 export const sourceLoadCommand = defineCommand({
   name: 'source-load',
   summary: 'validate a fixture file, then publish it to the source topic',
-  help: `source-load --manifest M --file F [--delivery-timeout-ms 30000]
+  help: `source-load --manifest M --file F [--delivery-timeout-ms ${defaultDeliveryTimeoutMs}]
 
   Validates every line of F first ({"key":{item,location},"value":{…}}, the key a
   configured stock key, the encoded record within the topic's max.message.bytes and
@@ -58,8 +59,8 @@ export const sourceLoadCommand = defineCommand({
   Flags
     --manifest M              the manifest source-create printed (required)
     --file F                  fixture file, JSON Lines (required; - reads standard input)
-    --delivery-timeout-ms N   per-record delivery deadline (default 30000)
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --delivery-timeout-ms N   per-record delivery deadline (default ${defaultDeliveryTimeoutMs})
+    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
   Example

@@ -1,5 +1,6 @@
 import type { NamespaceConfig } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { OutputConsumer } from '../../kafka/output-consumer.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import type { JsonLog } from '../../process/json-log.js';
@@ -16,7 +17,7 @@ import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 
 /** Records per poll and per view transaction. */
@@ -25,7 +26,7 @@ const pollRecordsMax = 500;
 export const viewCommand = defineCommand({
   name: 'view',
   summary: 'keep the latest version per (item, location, day) from the output topic',
-  help: `view --manifest M [--instance-id ID] [--outage-budget-s 30]
+  help: `view --manifest M [--instance-id ID] [--outage-budget-s ${outageBudgetDefaultS}]
 
   Consumes the namespace's output topic (read_committed) from the view's own frontier in
   PostgreSQL and keeps, per (item, location, day), the highest version (retractions
@@ -41,8 +42,8 @@ export const viewCommand = defineCommand({
     --manifest M      the namespace's manifest (required)
     --instance-id ID  the heartbeat row's id (default: hostname-pid)
     --outage-budget-s S
-                      how long an outage may last before exit 1 (default 30); 0: exit at once
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+                      how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once
+    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
     --metrics-addr HOST:PORT

@@ -14,9 +14,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Manifest } from '../../domain/config.js';
 import { CoalescedCommits, withGroupOffsetCommits, withPositionCommits } from '../../kafka/group-offset-commits.js';
-import { KafkaSourceConsumer } from '../../kafka/kafka-source-consumer.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
+import { defaultSessionTimeoutMs, KafkaSourceConsumer } from '../../kafka/kafka-source-consumer.js';
 import { KafkaSourceObserver } from '../../kafka/kafka-source-observer.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { defaultBatchSize } from '../../machines/limits.js';
 import { createWorkerRuntime, type WorkerRuntime } from '../../machines/worker-runtime.js';
 import { encodeWorkerBeat } from '../../process/heartbeat.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
@@ -34,14 +36,13 @@ import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
+import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
 import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
-/** The broker's default group.min.session.timeout.ms is 6000 (the default here); the flag refuses below 1 s. */
+/** The flag refuses a session timeout below 1 s; its default is the broker's minimum (6 s). */
 const sessionTimeoutMinMs = 1_000;
-const sessionTimeoutDefaultMs = 6_000;
 
 /** Time the consumer gets to leave the group after the runtime is done (it usually already has). */
 const closeTimeoutMs = 15_000;
@@ -58,7 +59,7 @@ export const workerHeapGrowingPercent = 60;
 export const workerCommand = defineCommand({
   name: 'worker',
   summary: 'decide source records exactly once into PostgreSQL',
-  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--outage-budget-s 30] [--tui]
+  help: `worker --manifest M [--batch-size N] [--instance-id ID] [--outage-budget-s ${outageBudgetDefaultS}] [--tui]
 
   Joins the namespace's consumer group (amends.<namespace>.source) and decides every
   record of its assigned partitions exactly once: each poll's records are decided in one
@@ -72,14 +73,14 @@ export const workerCommand = defineCommand({
 
   Flags
     --manifest M               the manifest printed by source-create (required)
-    --batch-size N             records per poll and per transaction (default 1)
+    --batch-size N             records per poll and per transaction (default ${defaultBatchSize})
     --instance-id ID           static group membership (KIP-345): a restarted worker with
                                the same id gets its partitions back without a rebalance
-    --session-timeout-ms N     group session timeout (default ${sessionTimeoutDefaultMs}, the broker minimum)
-    --outage-budget-s S        how long an outage may last before exit 1 (default 30, at most
+    --session-timeout-ms N     group session timeout (default ${defaultSessionTimeoutMs}, the broker minimum)
+    --outage-budget-s S        how long an outage may last before exit 1 (default ${outageBudgetDefaultS}, at most
                                ${outageBudgetMaxS}: a riding worker does not poll, and budget + 20 s
                                stays below max.poll.interval.ms); 0: exit at the first one
-    --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST             bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE        librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
     --metrics-addr HOST:PORT   serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
     --log-level LEVEL          debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
@@ -90,9 +91,9 @@ export const workerCommand = defineCommand({
     $ amends worker --manifest manifest.json --batch-size 500 --instance-id worker-a`,
   flags: {
     manifest: { type: 'string', isRequired: true },
-    batchSize: { type: 'number', default: 1 },
+    batchSize: { type: 'number', default: defaultBatchSize },
     instanceId: { type: 'string' },
-    sessionTimeoutMs: { type: 'number', default: sessionTimeoutDefaultMs },
+    sessionTimeoutMs: { type: 'number', default: defaultSessionTimeoutMs },
     ...outageBudgetFlag,
     brokers: { type: 'string' },
     kafkaConfig: { type: 'string' },
