@@ -14,9 +14,12 @@ import type { JsonLog } from '../process/json-log.js';
 import type { Readiness } from '../process/metrics-server.js';
 import { type RideOptions, rideThrough } from '../process/ride-through.js';
 import { registerNamespace } from '../store/namespace-registry.js';
-import { Database, describeDatabaseError } from '../store/postgres.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../store/postgres.js';
 import { type OutputBinding, requireBinding } from '../transport/output-binding.js';
-import { startMetricsEndpoint } from './observability-flags.js';
+import { readManifestFile } from './input-files.js';
+import { kafkaEndpointFrom } from './kafka-flags.js';
+import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
+import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
 
 const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
 
@@ -27,6 +30,40 @@ export function processIdentity(instanceId: string | undefined, input: readonly 
   }
   if (input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(input[0])}`);
   return instanceId ?? `${hostname()}-${process.pid}`;
+}
+
+/** The flags worker, relay and view share (meow). */
+export const processFlags = {
+  manifest: { type: 'string', isRequired: true },
+  instanceId: { type: 'string' },
+  ...outageBudgetFlag,
+  brokers: { type: 'string' },
+  kafkaConfig: { type: 'string' },
+  ...observabilityFlags,
+} as const;
+
+/** What `processFlags` and the environment say, checked, with the manifest read. */
+export interface ProcessSettings {
+  id: string;
+  outageBudgetMs: number;
+  manifestPath: string;
+  manifest: Manifest;
+  databaseUrl: string;
+  brokers: string;
+}
+
+/** Usage errors first (identity, budget, endpoints), then the manifest file. */
+export async function processSettings(
+  flags: { instanceId?: string; outageBudgetS?: unknown; manifest?: unknown; brokers?: string; kafkaConfig?: string },
+  input: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ProcessSettings> {
+  const id = processIdentity(flags.instanceId, input);
+  const outageBudgetMs = outageBudgetFrom(flags.outageBudgetS, outageBudgetMaxS);
+  const manifestPath = flags.manifest as string;
+  const databaseUrl = databaseUrlFrom(env);
+  const brokers = kafkaEndpointFrom(flags, env);
+  return { id, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest: await readManifestFile(manifestPath) };
 }
 
 export interface ScaffoldOptions {

@@ -5,17 +5,13 @@ import { SourceProducer } from '../../kafka/source-producer.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { rideThrough, type Session } from '../../process/ride-through.js';
-import { databaseUrlFrom } from '../../store/postgres.js';
 import { OutboxRelay, type RelayStats, relayFaultExitAfterPublish } from '../../transport/outbox-relay.js';
 import { checkLiveBinding, type OutputBinding } from '../../transport/output-binding.js';
 import { RelayMetrics } from '../../transport/relay-metrics.js';
 import { RoleLock } from '../../transport/role-lock.js';
 import { defineCommand } from '../command.js';
-import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
+import { outageBudgetDefaultS } from '../outage-flag.js';
+import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
@@ -52,21 +48,10 @@ export const relayCommand = defineCommand({
 
   Example
     $ amends relay --manifest demo-1.manifest.json`,
-  flags: {
-    manifest: { type: 'string', isRequired: true },
-    instanceId: { type: 'string' },
-    ...outageBudgetFlag,
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
-    ...observabilityFlags,
-  },
+  flags: processFlags,
   async run(cli, io) {
-    const relayId = processIdentity(cli.flags.instanceId, cli.input);
-    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
-    const manifestPath = cli.flags.manifest as string;
-    const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = kafkaEndpointFrom(cli.flags, io.env);
-    const manifest = await readManifestFile(manifestPath);
+    const settings = await processSettings(cli.flags, cli.input, io.env);
+    const { id: relayId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
     const log = jsonLog(io.stderr, { relay: relayId }, logLevelFrom(cli.flags.logLevel, io.env));
     const stats: RelayStats = {
       state: 'standby',

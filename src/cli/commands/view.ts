@@ -7,18 +7,15 @@ import type { JsonLog } from '../../process/json-log.js';
 import { jsonLog, logLevelFrom } from '../../process/json-log.js';
 import { newMetricsRegistry } from '../../process/metrics-server.js';
 import { rideThrough, type Session } from '../../process/ride-through.js';
-import { type Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
+import { type Database, describeDatabaseError } from '../../store/postgres.js';
 import type { OutputBinding } from '../../transport/output-binding.js';
 import { checkLiveBinding } from '../../transport/output-binding.js';
 import { OutputView, readViewPartitions } from '../../transport/output-view.js';
 import { RoleLock } from '../../transport/role-lock.js';
 import { ViewMetrics } from '../../transport/view-metrics.js';
 import { defineCommand } from '../command.js';
-import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
+import { outageBudgetDefaultS } from '../outage-flag.js';
+import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
 
 /** Records per poll and per view transaction. */
 const pollRecordsMax = 500;
@@ -52,21 +49,10 @@ export const viewCommand = defineCommand({
 
   Example
     $ amends view --manifest demo-1.manifest.json`,
-  flags: {
-    manifest: { type: 'string', isRequired: true },
-    instanceId: { type: 'string' },
-    ...outageBudgetFlag,
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
-    ...observabilityFlags,
-  },
+  flags: processFlags,
   async run(cli, io) {
-    const viewId = processIdentity(cli.flags.instanceId, cli.input);
-    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
-    const manifestPath = cli.flags.manifest as string;
-    const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = kafkaEndpointFrom(cli.flags, io.env);
-    const manifest = await readManifestFile(manifestPath);
+    const settings = await processSettings(cli.flags, cli.input, io.env);
+    const { id: viewId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
     const log = jsonLog(io.stderr, { view: viewId }, logLevelFrom(cli.flags.logLevel, io.env));
     const registry = newMetricsRegistry();
     const metrics = new ViewMetrics(registry, manifest.config.namespace);

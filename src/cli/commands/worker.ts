@@ -29,15 +29,11 @@ import { rideThrough } from '../../process/ride-through.js';
 import { WorkerMetrics } from '../../process/worker-metrics.js';
 import { withWorkerFaultHooks } from '../../showcase/worker-fault-hooks.js';
 import { withBatchPrefetch } from '../../store/batch-prefetch.js';
-import { databaseUrlFrom } from '../../store/postgres.js';
 import { PostgresState } from '../../store/postgres-state.js';
 import { defineCommand } from '../command.js';
 import { capHeapGrowth } from '../heap-growth.js';
-import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
-import { observabilityFlags } from '../observability-flags.js';
-import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from '../outage-flag.js';
-import { ProcessScaffold, processIdentity } from '../process-scaffold.js';
+import { outageBudgetDefaultS, outageBudgetMaxS } from '../outage-flag.js';
+import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
 import { startWorkerDashboard, type WorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -90,15 +86,10 @@ export const workerCommand = defineCommand({
   Example
     $ amends worker --manifest manifest.json --batch-size 500 --instance-id worker-a`,
   flags: {
-    manifest: { type: 'string', isRequired: true },
+    ...processFlags,
     batchSize: { type: 'number', default: defaultBatchSize },
-    instanceId: { type: 'string' },
     sessionTimeoutMs: { type: 'number', default: defaultSessionTimeoutMs },
-    ...outageBudgetFlag,
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
     tui: { type: 'boolean', default: false },
-    ...observabilityFlags,
   },
   async run(cli, io) {
     capHeapGrowth(workerHeapGrowingPercent);
@@ -109,11 +100,8 @@ export const workerCommand = defineCommand({
     if (!Number.isSafeInteger(sessionTimeoutMs) || sessionTimeoutMs < sessionTimeoutMinMs) {
       throw usageError(`--session-timeout-ms must be an integer of at least ${sessionTimeoutMinMs}`);
     }
-    const outageBudgetMs = outageBudgetFrom(cli.flags.outageBudgetS, outageBudgetMaxS);
-    const workerId = processIdentity(instanceId, cli.input);
-    const databaseUrl = databaseUrlFrom(io.env);
-    const brokers = kafkaEndpointFrom(cli.flags, io.env);
-    const manifest = await readManifestFile(cli.flags.manifest as string);
+    const settings = await processSettings(cli.flags, cli.input, io.env);
+    const { id: workerId, outageBudgetMs, databaseUrl, brokers, manifest } = settings;
     // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
     const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
     const logLevel = logLevelFrom(cli.flags.logLevel, io.env);
