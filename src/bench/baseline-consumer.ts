@@ -13,6 +13,7 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import pg from 'pg';
+import { waitForFirstRecordOnly } from '../kafka/rdkafka-consumer-shim.js';
 import { type BaselineKind, type PolledRecord, writePoll } from './baseline-writes.js';
 
 interface BaselineOptions {
@@ -41,9 +42,7 @@ const consumer = new RdKafka.KafkaConsumer(
 await new Promise<void>((resolve, reject) => consumer.connect({}, (error) => (error ? reject(error) : resolve())));
 consumer.subscribe([options.topic]);
 consumer.setDefaultConsumeTimeout(pollWaitMs);
-(
-  consumer as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(b: boolean): void }
-).setDefaultIsTimeoutOnlyForFirstMessage(true);
+waitForFirstRecordOnly(consumer);
 
 let stopping = false;
 process.on('SIGTERM', () => {

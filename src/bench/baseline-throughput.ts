@@ -5,8 +5,9 @@
  * the last committed poll.
  */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type BaselineKind, baselineDropSql, baselineTablesSql } from './baseline-writes.js';
-import { type BenchContext, repoRoot, sleep } from './bench-context.js';
+import { type BenchContext, repoRoot } from './bench-context.js';
 import { BenchProcess } from './bench-process.js';
 
 export interface BaselineResult {

@@ -16,8 +16,6 @@ import { withPooledClient } from '../store/pooled-client.js';
 import { BenchProcess } from './bench-process.js';
 
 export const repoRoot = packageRoot;
-// The phases take their sleep from here.
-export { setTimeout as sleep } from 'node:timers/promises';
 
 export type Role = 'worker' | 'relay' | 'view';
 

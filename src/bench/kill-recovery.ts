@@ -11,8 +11,9 @@
  *   partitions under the survivor (a new epoch owned by the other worker's id), which needs
  *   the session timeout (6 s) to expire first.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { namespaceId } from '../store/namespace-registry.js';
-import { type BenchContext, sleep } from './bench-context.js';
+import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import type { LiveChain } from './live-chain.js';
 import { OfferedLoad } from './offered-load.js';

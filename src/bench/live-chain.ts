@@ -5,7 +5,8 @@
  */
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
-import { type BenchContext, sleep } from './bench-context.js';
+import { pollUntil } from '../process/poll-until.js';
+import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import { BulkProducer } from './bulk-producer.js';
 import { partitionStates, viewCaughtUp } from './store-probe.js';
@@ -50,28 +51,25 @@ export async function startLiveChain(ctx: BenchContext, batchSize: number): Prom
  * and the relay and the view have written their first heartbeat.
  */
 async function waitChainReady(ctx: BenchContext, chain: LiveChain, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const ready = async (): Promise<true | undefined> => {
     const owners = new Set([...(await partitionStates(ctx.pool, chain.namespace)).values()].map((s) => s.owner));
     const roles = await ctx.pool.query<{ role: string }>(
       'SELECT DISTINCT role FROM worker_heartbeats WHERE namespace = $1',
       [chain.namespace],
     );
     const running = new Set(roles.rows.map((r) => r.role));
-    if (chain.workers.every((w) => owners.has(w.name)) && running.has('relay') && running.has('view')) return;
-    if (Date.now() > deadline) throw new Error(`the live chain was not ready within ${timeoutMs / 1000} s`);
-    await sleep(200);
-  }
+    const all = chain.workers.every((w) => owners.has(w.name)) && running.has('relay') && running.has('view');
+    return all ? true : undefined;
+  };
+  await pollUntil('ready live chain', ready, { budgetMs: timeoutMs, pollMs: 200 });
 }
 
 /** Waits until every record the producer delivered is decided, relayed and in the view. */
 export async function waitChainCaughtUp(ctx: BenchContext, chain: LiveChain, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const caughtUp = async (): Promise<true | undefined> => {
     const states = await partitionStates(ctx.pool, chain.namespace);
     const decided = [...chain.producer.ends].every(([p, end]) => (states.get(p)?.frontier ?? 0) >= end);
-    if (decided && (await viewCaughtUp(ctx.pool, chain.namespace))) return;
-    if (Date.now() > deadline) throw new Error(`the live chain did not catch up within ${timeoutMs / 1000} s`);
-    await sleep(100);
-  }
+    return decided && (await viewCaughtUp(ctx.pool, chain.namespace)) ? true : undefined;
+  };
+  await pollUntil('caught-up live chain', caughtUp, { budgetMs: timeoutMs, pollMs: 100 });
 }

@@ -8,7 +8,8 @@
  * One machine, one clock. One sample per view row: the latest version of each (key, day),
  * caused by a record published inside the measured window (warm-up records excluded).
  */
-import { type BenchContext, sleep } from './bench-context.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BenchContext } from './bench-context.js';
 import { type LiveChain, waitChainCaughtUp } from './live-chain.js';
 import { OfferedLoad } from './offered-load.js';
 import { latencySamples } from './store-probe.js';

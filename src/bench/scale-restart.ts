@@ -25,8 +25,9 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TrafficRecord } from '../domain/ledger-traffic.js';
-import { type BenchContext, sleep } from './bench-context.js';
+import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import type { ScaleBacklog } from './scale-backlog.js';
 import { partitionStates } from './store-probe.js';

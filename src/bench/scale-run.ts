@@ -12,8 +12,9 @@
  * for the whole one.
  */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type CommitPoint, type TenthRates, tenthRates } from './backlog-tenths.js';
-import { type BenchContext, sleep } from './bench-context.js';
+import type { BenchContext } from './bench-context.js';
 import type { ScaleOptions, ScaleShapeName } from './bench-options.js';
 import type { BenchProcess } from './bench-process.js';
 import { publishScaleBacklog, type ScaleBacklog } from './scale-backlog.js';

@@ -6,25 +6,10 @@
  */
 import type pg from 'pg';
 import { namespaceId } from '../store/namespace-registry.js';
+import { type PartitionProgress, readPartitionProgress } from '../transport/chain-probe.js';
 
-export interface PartitionState {
-  partition: number;
-  frontier: number;
-  epoch: number;
-  owner: string | null;
-}
-
-export async function partitionStates(pool: pg.Pool, namespace: string): Promise<Map<number, PartitionState>> {
-  const r = await pool.query<{ partition: number; frontier: string; epoch: string; owner: string | null }>(
-    'SELECT partition, frontier, epoch, owner FROM partitions WHERE namespace = $1',
-    [namespace],
-  );
-  return new Map(
-    r.rows.map((row) => [
-      row.partition,
-      { partition: row.partition, frontier: Number(row.frontier), epoch: Number(row.epoch), owner: row.owner },
-    ]),
-  );
+export async function partitionStates(pool: pg.Pool, namespace: string): Promise<Map<number, PartitionProgress>> {
+  return new Map((await readPartitionProgress(pool, namespace)).map((r) => [r.partition, r]));
 }
 
 /** Decisions per second between the first and the last commit (decisions.decided_at = commit transaction time). */

@@ -6,8 +6,9 @@
  * A bounded run (batch size 1, where the whole backlog would take many minutes) stops the
  * workers after a fixed time window of commits and measures that prefix of the backlog.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../domain/config.js';
-import { type BenchContext, sleep } from './bench-context.js';
+import type { BenchContext } from './bench-context.js';
 import { commitRate, partitionStates } from './store-probe.js';
 
 export interface ThroughputResult {

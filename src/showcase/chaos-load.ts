@@ -8,10 +8,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
-import { runAmendsctl, sleep } from './showcase-processes.js';
+import { runAmendsctl } from './showcase-processes.js';
 
 export interface LoadOptions {
   manifest: Manifest;

@@ -12,8 +12,10 @@
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../domain/config.js';
 import { operationalError } from '../kernel/amends-error.js';
+import { packageRoot } from '../process/child-process.js';
 import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
 import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';
@@ -21,7 +23,7 @@ import { Nemesis } from './nemesis.js';
 import { type ChaosProcess, planFaults } from './nemesis-plan.js';
 import { PgFaultProxy } from './pg-fault-proxy.js';
 import { PrivateStack } from './private-stack.js';
-import { packageRoot, runAmendsctl, ShowcaseProcesses, sleep } from './showcase-processes.js';
+import { runAmendsctl, ShowcaseProcesses } from './showcase-processes.js';
 
 export interface ChaosOptions {
   runId: string;
@@ -90,7 +92,8 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
     const stopLoad = new AbortController();
     const loading = load.run(stopLoad.signal);
     await nemesis.run(plan, o.signal);
-    await untilOrAborted(o.durationS * 1000 - (Date.now() - t0), o.signal);
+    // The rest of the run's duration, cut short by an abort (thrown once the load has stopped).
+    await sleep(Math.max(0, o.durationS * 1000 - (Date.now() - t0)), undefined, { signal: o.signal }).catch(() => {});
     stopLoad.abort();
     await loading;
     await nemesis.settle();
@@ -216,22 +219,6 @@ interface InspectDrain {
   partitions: { lag: number | null }[];
   outbox: { pending: number } | null;
   view: { partitions: { lag: number | null }[] } | null;
-}
-
-/** Sleeps `ms` (nothing when not positive), or less when `signal` fires. */
-async function untilOrAborted(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal.aborted) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
 
 function parseVerify(stdout: string, stderr: string): Record<string, unknown> {

@@ -6,8 +6,9 @@
  * within the outage budget, or crashed).
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChaosProcess } from './nemesis-plan.js';
-import { type ShowcaseChild, type ShowcaseProcesses, sleep } from './showcase-processes.js';
+import type { ShowcaseChild, ShowcaseProcesses } from './showcase-processes.js';
 
 const restartDelayMs = 500;
 

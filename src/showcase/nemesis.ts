@@ -14,13 +14,13 @@
  *   commit-reply-drop  the reply to worker-a's next batch COMMIT swallowed on the wire
  *                      (the commit happens; the worker cannot know): healed when it fires
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { storeStatementNames } from '../store/postgres-state.js';
 import type { Supervisor } from './chaos-supervisor.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import { bindStatementName } from './pg-fault-proxy.js';
 import { leaderOf, type PrivateStack } from './private-stack.js';
-import { sleep } from './showcase-processes.js';
 
 export interface FaultRecord extends PlannedFault {
   /** Seconds from the start of the load; null when it was not injected. */

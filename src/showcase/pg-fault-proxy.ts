@@ -21,6 +21,7 @@
  * see of a database restart or a network partition.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface FrontendMessage {
   type: string;
@@ -82,7 +83,7 @@ export class PgFaultProxy {
   async outage(ms: number): Promise<void> {
     this.downUntil = Date.now() + ms;
     for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => setTimeout(resolve, ms));
+    await sleep(ms);
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import type { Manifest } from '../domain/config.js';
 import { operationalError } from '../kernel/amends-error.js';
+import { pollUntil } from '../process/poll-until.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import type { ShowcaseLoads } from './showcase-loads.js';
 import type { ShowcaseProbe } from './showcase-probe.js';
@@ -16,7 +17,6 @@ import {
   runAmendsctl,
   type ShowcaseChild,
   type ShowcaseProcesses,
-  sleep,
 } from './showcase-processes.js';
 import type { ShowcaseTimeline } from './showcase-timeline.js';
 import { faultControlVariable, pauseBeforeProcess } from './worker-fault-hooks.js';
@@ -98,21 +98,18 @@ export class ShowcaseContext {
   }
 
   /** Polls `check` until it yields a value; fails when a child dies unasked or the budget ends. */
-  async waitFor<T>(what: string, check: () => Promise<T | undefined>, budgetMs: number): Promise<T> {
-    const deadline = Date.now() + budgetMs;
-    for (;;) {
-      this.setup.signal.throwIfAborted();
+  waitFor<T>(what: string, check: () => Promise<T | undefined>, budgetMs: number): Promise<T> {
+    // A child that died unasked fails the wait before the read, even one that would succeed.
+    const checkWhileAlive = (): Promise<T | undefined> => {
       const dead = this.children.unexpectedExit();
       if (dead?.exit) {
         throw operationalError(
           `${dead.name} exited (${describeExit(dead.exit)}) while waiting for ${what}: ${dead.tail()}`,
         );
       }
-      const value = await check();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw operationalError(`no ${what} within ${budgetMs / 1000} s`);
-      await sleep(pollMs);
-    }
+      return check();
+    };
+    return pollUntil(what, checkWhileAlive, { budgetMs, pollMs, signal: this.setup.signal });
   }
 
   ownerOf(partition: number): Promise<string> {

@@ -20,9 +20,7 @@ import {
   WatchedChild,
 } from '../process/child-process.js';
 
-// The chaos run's modules take their sleep from here.
-export { setTimeout as sleep } from 'node:timers/promises';
-export { type ChildExit, type ChildLogLine, describeExit, packageRoot };
+export { type ChildExit, type ChildLogLine, describeExit };
 
 const stopBudgetMs = 20_000;
 

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../domain/config.js';
 import type { KafkaAdmin } from '../kafka/kafka-admin.js';
+import { packageRoot } from '../process/child-process.js';
 import type { Queryable } from '../store/postgres.js';
 import { PgFaultProxy } from './pg-fault-proxy.js';
 import {
@@ -19,7 +20,7 @@ import {
 } from './showcase-context.js';
 import { ShowcaseLoads } from './showcase-loads.js';
 import { ShowcaseProbe } from './showcase-probe.js';
-import { packageRoot, type ShowcaseProcesses } from './showcase-processes.js';
+import type { ShowcaseProcesses } from './showcase-processes.js';
 
 const workerNames = ['worker-a', 'worker-b'] as const;
 

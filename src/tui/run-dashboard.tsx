@@ -3,6 +3,7 @@
  * (ghost lines on 6.8), console left alone (logs never go to this terminal while it is
  * drawn). Ctrl-C arrives as a key (raw mode) and is the caller's `onQuit`, like `q`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { render } from 'ink';
 import { DashboardApp } from './dashboard-app.js';
 import type { DashboardStore } from './dashboard-store.js';
@@ -40,7 +41,7 @@ export function runDashboard(
     async close() {
       store.flush();
       // ink draws at most every 1000 / maxFps ms: give the last snapshot its frame before unmounting.
-      await new Promise((resolve) => setTimeout(resolve, finalFrameWaitMs));
+      await sleep(finalFrameWaitMs);
       instance.unmount();
       await instance.waitUntilExit().catch(() => {});
       store.dispose();

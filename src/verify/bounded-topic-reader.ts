@@ -19,6 +19,7 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../kafka/kafka-connection.js';
 import { bytesOf } from '../kafka/kafka-source-consumer.js';
+import { waitForFirstRecordOnly } from '../kafka/rdkafka-consumer-shim.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { assertInvariant } from '../kernel/invariant.js';
 
@@ -234,8 +235,6 @@ function newConsumer(options: TopicReaderOptions): RdKafka.KafkaConsumer {
     { 'auto.offset.reset': 'error' },
   );
   consumer.setDefaultConsumeTimeout(pollWaitMs);
-  (
-    consumer as unknown as { setDefaultIsTimeoutOnlyForFirstMessage(first: boolean): void }
-  ).setDefaultIsTimeoutOnlyForFirstMessage(true);
+  waitForFirstRecordOnly(consumer);
   return consumer;
 }

@@ -7,7 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../../domain/config.js';
+import { defaultBrokers } from '../../kafka/kafka-connection.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
@@ -44,7 +46,7 @@ export const showcaseCommand = defineCommand({
     --tui           show it live in the dashboard (amends tui) with the fault timeline
     --keep          after the verdict, leave the workers, relay and view running (for
                     inspect, tui, export) until Ctrl-C
-    --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or 127.0.0.1:19092)
+    --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
     --kafka-config FILE
                     librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
 
@@ -156,7 +158,7 @@ function dashboardHooks(view: ShowcaseDashboard | undefined): Pick<ShowcaseSetup
     onManifest: (m: Manifest) => view.start(m),
     onVerdict: async (verify: Record<string, unknown>) => {
       view.store.addTimeline(`verdict: ${String(verify.verdict)}`);
-      await new Promise((r) => setTimeout(r, verdictShownMs));
+      await sleep(verdictShownMs);
     },
   };
 }
