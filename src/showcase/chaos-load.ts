@@ -35,6 +35,8 @@ export interface LoadChunk {
 }
 
 const chunkMs = 2_000;
+/** At most this many chunks' worth of records in one chunk after a slow one. */
+const chunkCatchUpMax = 5;
 /** Each record's own deadline: a leader election on the cluster takes seconds, not this. */
 const deliveryTimeoutMs = 60_000;
 
@@ -53,11 +55,19 @@ export class ChaosLoad {
     });
   }
 
-  /** Publishes a chunk about every two seconds until `signal` fires. */
+  /**
+   * Publishes a chunk about every two seconds until `signal` fires. A chunk is one
+   * source-load process, which takes seconds on a loaded machine or through a fault: each
+   * chunk carries the records of the whole time since the last one began (up to
+   * `chunkCatchUpMax` chunks' worth), so the offered rate stays `recordsPerSecond`.
+   */
   async run(signal: AbortSignal): Promise<void> {
+    let last = Date.now() - chunkMs;
     while (!signal.aborted) {
       const began = Date.now();
-      await this.publishChunk(Math.max(1, Math.round((this.o.recordsPerSecond * chunkMs) / 1000)));
+      const spanMs = Math.min(began - last, chunkMs * chunkCatchUpMax);
+      last = began;
+      await this.publishChunk(Math.max(1, Math.round((this.o.recordsPerSecond * spanMs) / 1000)));
       const left = chunkMs - (Date.now() - began);
       if (left > 0 && !signal.aborted) await sleep(left);
     }

@@ -1,7 +1,7 @@
 /**
  * A pooled client whose connection dies while it is checked out (issue 17): pg-pool does not
  * listen for its 'error' then, and an unheard 'error' ends the process. withPooledClient
- * (src/io/pooled-client.ts) keeps it; the statement's rejection reports the failure, and the
+ * (src/store/pooled-client.ts) keeps it; the statement's rejection reports the failure, and the
  * dead client never goes back into the pool. Real PostgreSQL, a real terminated backend.
  */
 

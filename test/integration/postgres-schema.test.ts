@@ -40,7 +40,7 @@ function manifestFor(namespace: string, origin = '2026-03-01'): Manifest {
 
 /** Opens a Database (which migrates) in a separate Node process; resolves with its exit code. */
 function migrateInChildProcess(url: string): Promise<{ code: number | null; stderr: string }> {
-  const postgresModule = join(repoRoot, 'dist/io/postgres.js');
+  const postgresModule = join(repoRoot, 'dist/store/postgres.js');
   const script = `const { Database } = await import(${JSON.stringify(postgresModule)});
 const db = await Database.open(process.env.URL, 'amends-test migrate pid ' + process.pid);
 await db.close();`;

@@ -5,7 +5,7 @@
  *
  * What the store commits is compared line for line with what `amendsctl simulate` prints
  * for the same records (the domain engine over the whole input, export-lines.ts), read back
- * through src/io/export-queries.ts.
+ * through src/verify/export-queries.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';

@@ -12,6 +12,7 @@ import kafkajs from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
+import { PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
@@ -179,6 +180,24 @@ describe('amendsctl source-load', () => {
     expect(result.stderr).toContain('cannot reach the database at 127.0.0.1:1/amends');
     expect(result.stderr).not.toContain('secret-password');
     expect(await endOffsets(manifest.source_topic, 2)).toEqual([0, 0]);
+  });
+
+  it('waits out a database that is away when it starts, then publishes every line', async () => {
+    const { manifest, path } = await newSource();
+    const { proxy, url } = await PgFaultProxy.start(testDatabaseUrl);
+    try {
+      const away = proxy.outage(2_500); // every connection refused for 2.5 s, from now
+      const result = await runAmendsctl(['source-load', '--manifest', path, '--file', fixtures[0]!], {
+        ...env,
+        AMENDS_DATABASE_URL: url,
+      });
+      await away;
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(await endOffsets(manifest.source_topic, 2)).toEqual([6, 0]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('refuses a manifest whose digest differs from the registered namespace, naming both digests', async () => {

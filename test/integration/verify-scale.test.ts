@@ -25,11 +25,20 @@ const records = Number(process.env.AMENDS_VERIFY_SCALE_RECORDS ?? 100_000);
 const topics = new Set<string>();
 const probe = new TransportProbe();
 let ledger: LedgerNamespace;
+/** How long one verify may run before the harness calls it hung. */
+const verifyRunMaxMs = 150_000;
+
 /** The namespace's id in the per-record tables. */
 const nsId = '(SELECT id FROM namespaces WHERE namespace = $1)';
 
 async function verify(): Promise<{ code: number | null; report: VerifyDocument; stderr: string }> {
-  const r = await runAmendsctl(['verify', '--manifest', ledger.source.manifestPath, '--json'], { ...transportEnv });
+  // 19 s alone over 100,000 records; the harness's 45 s guard against a hang was hit once in
+  // the full suite with the worker deciding beside it.
+  const r = await runAmendsctl(
+    ['verify', '--manifest', ledger.source.manifestPath, '--json'],
+    transportEnv,
+    verifyRunMaxMs,
+  );
   try {
     return { code: r.code, report: JSON.parse(r.stdout) as VerifyDocument, stderr: r.stderr };
   } catch {

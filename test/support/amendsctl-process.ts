@@ -31,10 +31,14 @@ export function requireBuild(): void {
  * `env` replaces the inherited environment entirely (plus PATH), so a test states exactly
  * which AMENDS_* variables the command sees.
  */
-export function runAmendsctl(args: string[], env: Record<string, string> = {}): Promise<ProcessResult> {
+export function runAmendsctl(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = runTimeoutMs,
+): Promise<ProcessResult> {
   return runChild(process.execPath, [binary, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
-    timeoutMs: runTimeoutMs,
+    timeoutMs,
     label: `amendsctl ${args.join(' ')}`,
   });
 }

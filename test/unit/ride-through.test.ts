@@ -1,6 +1,6 @@
 /**
- * The relay's and the view's ride through outages (src/io/ride-through.ts) and which errors
- * count as one (src/io/outage-errors.ts): a fresh session after each outage within the
+ * The relay's and the view's ride through outages (src/process/ride-through.ts) and which errors
+ * count as one (src/kernel/outage-errors.ts): a fresh session after each outage within the
  * budget, the budget measured from the first failure until progress, anything else fatal.
  */
 import { describe, expect, test } from 'vitest';

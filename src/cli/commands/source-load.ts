@@ -25,6 +25,7 @@ import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../kafka/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../kafka/source-producer.js';
 import { invalidInput, operationalError, usageError } from '../../kernel/amends-error.js';
+import { retryOutages } from '../../process/ride-through.js';
 import { registerNamespace } from '../../store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
 import { describeHolder, ProducerGuard } from '../../store/producer-guard.js';
@@ -54,7 +55,8 @@ export const sourceLoadCommand = defineCommand({
   published, exit 1. Then publishes the lines in file order to their mapped partitions (canonical
   JSON key and value, idempotent producer) and prints "line N -> partition P offset O"
   per line. Holds the source's producer guard while publishing: refuses (exit 1) while
-  another load or a verify holds it. Needs AMENDS_DATABASE_URL.
+  another load or a verify holds it. A database that is restarting when the load begins
+  is waited for (about 6 s) before anything is published. Needs AMENDS_DATABASE_URL.
 
   Flags
     --manifest M              the manifest source-create printed (required)
@@ -96,13 +98,10 @@ export const sourceLoadCommand = defineCommand({
     refuseOversizedRecords(lines, sizeLimit);
 
     const applicationName = `amendsctl source-load pid ${process.pid}`;
-    const db = await Database.open(databaseUrl, applicationName);
+    // Nothing is published yet: a database that restarts (seconds) is waited for, as the
+    // broker's part is (live-source-topic.ts), rather than failing the whole load.
+    const db = await retryOutages(databaseStartAttempts, () => openRegistered(manifest, databaseUrl, applicationName));
     try {
-      try {
-        await registerNamespace(db.pool, manifest);
-      } catch (error) {
-        throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
-      }
       const settings = {
         databaseUrl,
         brokers,
@@ -117,6 +116,21 @@ export const sourceLoadCommand = defineCommand({
     return exitCodes.ok;
   },
 });
+
+/** Tries of the database open and registration: pauses of 0.25, 0.5, 1, 2 and 2 s between. */
+const databaseStartAttempts = 6;
+
+/** The database, opened (migrated) with the namespace registered, or the failure described. */
+async function openRegistered(manifest: Manifest, databaseUrl: string, applicationName: string): Promise<Database> {
+  const db = await Database.open(databaseUrl, applicationName);
+  try {
+    await registerNamespace(db.pool, manifest);
+    return db;
+  } catch (error) {
+    await db.close();
+    throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
+  }
+}
 
 interface LoadSettings {
   databaseUrl: string;
