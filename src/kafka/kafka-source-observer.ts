@@ -21,6 +21,7 @@ import { retentionConfigNames, TopicConfigReader } from './topic-config.js';
 
 /** Each broker request of an observation; the worker's whole operation budget is 20 s. */
 export const observeRequestTimeoutMs = 5_000;
+const defaultClientId = 'amends-source-observer';
 
 export interface KafkaSourceObserverOptions {
   brokers: string;
@@ -39,13 +40,13 @@ export class KafkaSourceObserver implements SourceObserver {
 
   private constructor(
     private readonly options: KafkaSourceObserverOptions,
-    private readonly admin: KafkaAdmin,
+    private admin: KafkaAdmin,
     private readonly configReader: TopicConfigReader,
   ) {}
 
   /** Opens both admin clients (kafkajs connects here; librdkafka's connects lazily). */
   static async open(options: KafkaSourceObserverOptions): Promise<KafkaSourceObserver> {
-    const clientId = options.clientId ?? 'amends-source-observer';
+    const clientId = options.clientId ?? defaultClientId;
     const configReader = await TopicConfigReader.connect(options.brokers, clientId);
     let admin: KafkaAdmin;
     try {
@@ -78,6 +79,7 @@ export class KafkaSourceObserver implements SourceObserver {
       this.admin.listOffsets(topic, requested, 'read-committed-end', observeRequestTimeoutMs),
     ]);
     const [metadata, config, starts, ends] = await untilAborted(settled, signal, `observing topic ${topic}`);
+    this.renewAdminAfterTimeout([metadata, starts, ends]);
 
     const metadataVerdict = this.judgeMetadata(settledValue(metadata));
     if (metadataVerdict) return metadataVerdict;
@@ -103,6 +105,21 @@ export class KafkaSourceObserver implements SourceObserver {
       bounds.push({ partition, retainedStart, readCommittedEnd });
     }
     return { valid: true, bounds };
+  }
+
+  /**
+   * A librdkafka request that timed out gets a fresh admin client for the next observation.
+   * Seen in a chaos run: after a broker was SIGKILLed and restarted, one worker's describe
+   * timed out for 30 s (its outage budget) while the other worker, with its own clients,
+   * observed the same topic on the two live brokers. A new client bootstraps again from every
+   * listed broker instead of waiting on the connection it had.
+   */
+  private renewAdminAfterTimeout(results: readonly PromiseSettledResult<unknown>[]): void {
+    const timedOut = results.some((r) => r.status === 'rejected' && /Local: Timed out/.test(String(r.reason)));
+    if (!timedOut || this.closed) return;
+    const stale = this.admin;
+    this.admin = KafkaAdmin.open(this.options.brokers, this.options.clientId ?? defaultClientId);
+    stale.close();
   }
 
   /** Closes both clients; later observations reject. */
