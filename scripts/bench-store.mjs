@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { namespaceId, registerNamespace } from '../dist/store/namespace-registry.js';
+import { namespaceId, registerNamespace } from '../dist/io/store/namespace-registry.js';
 /**
- * Micro-benchmark of the PostgreSQL store alone (src/store/postgres-state.ts), run by hand,
+ * Micro-benchmark of the PostgreSQL store alone (src/io/store/postgres-state.ts), run by hand,
  * not by npm test: decides N records of one partition through PostgresState.process at
  * batch sizes 1 and 500 on the local stack and prints records/s. No broker involved.
  *
@@ -11,8 +11,8 @@ import { namespaceId, registerNamespace } from '../dist/store/namespace-registry
  * The input is a plausible ledger: mostly new posts on the latest day, with corrections,
  * redeliveries, cancels and some garbage.
  */
-import { Database } from '../dist/store/postgres.js';
-import { PostgresState } from '../dist/store/postgres-state.js';
+import { Database } from '../dist/io/store/postgres.js';
+import { PostgresState } from '../dist/io/store/postgres-state.js';
 
 const url =
   process.env.AMENDS_DATABASE_URL ?? 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable';

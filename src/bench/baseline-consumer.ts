@@ -13,7 +13,7 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import pg from 'pg';
-import { waitForFirstRecordOnly } from '../kafka/rdkafka-consumer-shim.js';
+import { waitForFirstRecordOnly } from '../io/kafka/rdkafka-consumer-shim.js';
 import { type BaselineKind, type PolledRecord, writePoll } from './baseline-writes.js';
 
 interface BaselineOptions {

@@ -10,10 +10,10 @@
  *   by (item, location, txn), one multi-row statement.
  *
  * Every multi-row write uses unnest over array parameters built as the worker builds its own
- * (src/store/array-literal.ts), so the baselines get the same cheapest path.
+ * (src/io/store/array-literal.ts), so the baselines get the same cheapest path.
  */
 import type pg from 'pg';
-import { byteaArray, integerArray, textArray } from '../store/array-literal.js';
+import { byteaArray, integerArray, textArray } from '../io/store/array-literal.js';
 
 export type BaselineKind = 'naive' | 'floor' | 'connect';
 

@@ -10,9 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
-import { LiveChildren, packageBin, packageRoot } from '../process/child-process.js';
-import { applyMigrations } from '../store/migrations.js';
-import { withPooledClient } from '../store/pooled-client.js';
+import { LiveChildren, packageBin, packageRoot } from '../io/process/child-process.js';
+import { applyMigrations } from '../io/store/migrations.js';
+import { withPooledClient } from '../io/store/pooled-client.js';
 import { BenchProcess } from './bench-process.js';
 
 export const repoRoot = packageRoot;

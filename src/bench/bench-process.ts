@@ -5,7 +5,7 @@
  * the kernel's VmHWM of the process itself (bin/amends is node, not a shell wrapper).
  */
 import { readFileSync } from 'node:fs';
-import { WatchedChild } from '../process/child-process.js';
+import { WatchedChild } from '../io/process/child-process.js';
 
 const stopGraceMs = 20_000;
 

@@ -13,7 +13,7 @@ import {
   kafkaErrorCodes,
   librdkafkaBaseConfig,
   viaCallback,
-} from '../kafka/kafka-connection.js';
+} from '../io/kafka/kafka-connection.js';
 
 /** How long a send waits for room in librdkafka's full local queue before trying again. */
 const queueFullWaitMs = 20;

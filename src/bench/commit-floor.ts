@@ -4,7 +4,7 @@
  * batch size 1 commits once per record, so this bounds it from below, whatever it writes.
  */
 import type pg from 'pg';
-import { withPooledClient } from '../store/pooled-client.js';
+import { withPooledClient } from '../io/store/pooled-client.js';
 
 export interface CommitFloor {
   commits: number;

@@ -12,7 +12,7 @@
  *   the session timeout (6 s) to expire first.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { namespaceId } from '../store/namespace-registry.js';
+import { namespaceId } from '../io/store/namespace-registry.js';
 import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import type { LiveChain } from './live-chain.js';

@@ -5,7 +5,7 @@
  */
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
-import { pollUntil } from '../process/poll-until.js';
+import { pollUntil } from '../io/process/poll-until.js';
 import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
 import { BulkProducer } from './bulk-producer.js';

@@ -22,7 +22,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { defaultBrokers } from '../kafka/kafka-connection.js';
+import { defaultBrokers } from '../io/kafka/kafka-connection.js';
 import { renderChart } from './bench-chart.js';
 import { BenchContext, repoRoot } from './bench-context.js';
 import { type BenchOptions, benchUsage, parseBenchOptions } from './bench-options.js';

@@ -4,7 +4,7 @@
  * worker's own observer, timed against the backlog topic. At batch size 1 it is paid per record.
  */
 import type { Manifest } from '../domain/config.js';
-import { KafkaSourceObserver } from '../kafka/kafka-source-observer.js';
+import { KafkaSourceObserver } from '../io/kafka/kafka-source-observer.js';
 
 export interface ObservationCost {
   observations: number;

@@ -5,8 +5,8 @@
  * The per-record tables are read by the namespace's id (migration 0006), the others by its text.
  */
 import type pg from 'pg';
-import { namespaceId } from '../store/namespace-registry.js';
-import { type PartitionProgress, readPartitionProgress } from '../transport/chain-probe.js';
+import { namespaceId } from '../io/store/namespace-registry.js';
+import { type PartitionProgress, readPartitionProgress } from '../io/transport/chain-probe.js';
 
 export async function partitionStates(pool: pg.Pool, namespace: string): Promise<Map<number, PartitionProgress>> {
   return new Map((await readPartitionProgress(pool, namespace)).map((r) => [r.partition, r]));

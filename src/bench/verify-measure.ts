@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { packageBin } from '../process/child-process.js';
+import { packageBin } from '../io/process/child-process.js';
 import type { VerifyDocument } from '../verify/verify-document.js';
 import type { BenchContext } from './bench-context.js';
 

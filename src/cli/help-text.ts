@@ -4,7 +4,7 @@
  * sections: they read the same variables and exit the same way.
  */
 
-import { defaultBrokers } from '../kafka/kafka-connection.js';
+import { defaultBrokers } from '../io/kafka/kafka-connection.js';
 import type { Command } from './command.js';
 
 export interface Executable {

@@ -4,8 +4,8 @@
  * (client-settings.ts) before the command creates any client.
  */
 
-import { installKafkaClientSettings, loadKafkaClientSettings } from '../kafka/client-settings.js';
-import { resolveBrokers } from '../kafka/kafka-connection.js';
+import { installKafkaClientSettings, loadKafkaClientSettings } from '../io/kafka/client-settings.js';
+import { resolveBrokers } from '../io/kafka/kafka-connection.js';
 
 export const kafkaFlags = {
   brokers: { type: 'string' },

@@ -4,8 +4,8 @@
  */
 
 import type { Registry } from 'prom-client';
-import type { JsonLog } from '../process/json-log.js';
-import { MetricsServer, metricsAddressFrom, type Readiness } from '../process/metrics-server.js';
+import type { JsonLog } from '../io/process/json-log.js';
+import { MetricsServer, metricsAddressFrom, type Readiness } from '../io/process/metrics-server.js';
 
 export const observabilityFlags = {
   metricsAddr: { type: 'string' },

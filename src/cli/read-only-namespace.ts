@@ -7,8 +7,8 @@
 
 import type { Manifest } from '../domain/config.js';
 import { invalidInput } from '../kernel/amends-error.js';
-import { readRegisteredNamespace } from '../store/namespace-registry.js';
-import { Database, databaseTarget, describeDatabaseError } from '../store/postgres.js';
+import { readRegisteredNamespace } from '../io/store/namespace-registry.js';
+import { Database, databaseTarget, describeDatabaseError } from '../io/store/postgres.js';
 
 /** The open database, once the manifest's namespace is known there with this manifest. */
 export async function openRegisteredNamespace(

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
-import { databaseTarget, sessionConfig } from '../store/postgres.js';
+import { databaseTarget, sessionConfig } from '../io/store/postgres.js';
 import { DashboardFeed } from '../tui/dashboard-feed.js';
 import { DashboardStore } from '../tui/dashboard-store.js';
 import { type RunningDashboard, runDashboard } from '../tui/run-dashboard.js';

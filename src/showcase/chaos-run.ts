@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../domain/config.js';
 import { operationalError } from '../kernel/amends-error.js';
-import { packageRoot } from '../process/child-process.js';
+import { packageRoot } from '../io/process/child-process.js';
 import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
 import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import { operationalError } from '../kernel/amends-error.js';
-import { packageRoot } from '../process/child-process.js';
+import { packageRoot } from '../io/process/child-process.js';
 
 export const brokerCount = 3;
 const nodePortStep = 100;

@@ -6,7 +6,7 @@
  */
 import type { Manifest } from '../domain/config.js';
 import { operationalError } from '../kernel/amends-error.js';
-import { pollUntil } from '../process/poll-until.js';
+import { pollUntil } from '../io/process/poll-until.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import type { ShowcaseLoads } from './showcase-loads.js';
 import type { ShowcaseProbe } from './showcase-probe.js';

@@ -5,14 +5,14 @@
  * chain has drained (source ends, outbox, output ends). Read-only.
  */
 
-import type { KafkaAdmin } from '../kafka/kafka-admin.js';
+import type { KafkaAdmin } from '../io/kafka/kafka-admin.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
-import { decodeWorkerBeat } from '../process/heartbeat.js';
-import { inspectStore } from '../store/inspect-queries.js';
-import { namespaceId } from '../store/namespace-registry.js';
-import type { Queryable } from '../store/postgres.js';
-import { type PartitionProgress, readPartitionProgress } from '../transport/chain-probe.js';
-import { readViewPartitions } from '../transport/output-view.js';
+import { decodeWorkerBeat } from '../io/process/heartbeat.js';
+import { inspectStore } from '../io/store/inspect-queries.js';
+import { namespaceId } from '../io/store/namespace-registry.js';
+import type { Queryable } from '../io/store/postgres.js';
+import { type PartitionProgress, readPartitionProgress } from '../io/transport/chain-probe.js';
+import { readViewPartitions } from '../io/transport/output-view.js';
 
 export interface DrainState {
   decided: boolean;

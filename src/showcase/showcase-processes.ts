@@ -18,7 +18,7 @@ import {
   packageRoot,
   runToEnd,
   WatchedChild,
-} from '../process/child-process.js';
+} from '../io/process/child-process.js';
 
 export { type ChildExit, type ChildLogLine, describeExit };
 

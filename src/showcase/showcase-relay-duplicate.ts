@@ -3,7 +3,7 @@
  * fault point (AMENDS_FAULT) exits after publish and before mark; the next relay publishes
  * those versions again and the view must ignore the second copies.
  */
-import { relayFaultExitAfterPublish } from '../transport/outbox-relay.js';
+import { relayFaultExitAfterPublish } from '../io/transport/outbox-relay.js';
 import { drainBudgetMs, faultBudgetMs, type ShowcaseContext, timeOf } from './showcase-context.js';
 import { fillerPerKey } from './showcase-loads.js';
 

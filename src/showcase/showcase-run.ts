@@ -23,9 +23,9 @@
  * the database, never assumed. The steps share one ShowcaseContext (showcase-context.ts).
  */
 import { resolve } from 'node:path';
-import { kafkaClientSettings } from '../kafka/client-settings.js';
-import { withKafkaAdmin } from '../kafka/kafka-admin.js';
-import { Database } from '../store/postgres.js';
+import { kafkaClientSettings } from '../io/kafka/client-settings.js';
+import { withKafkaAdmin } from '../io/kafka/kafka-admin.js';
+import { Database } from '../io/store/postgres.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import { dropCommitReply } from './showcase-commit-reply.js';
 import type { ShowcaseOutcome, ShowcaseSetup } from './showcase-context.js';

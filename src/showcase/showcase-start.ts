@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest } from '../domain/config.js';
-import type { KafkaAdmin } from '../kafka/kafka-admin.js';
-import { packageRoot } from '../process/child-process.js';
-import type { Queryable } from '../store/postgres.js';
+import type { KafkaAdmin } from '../io/kafka/kafka-admin.js';
+import { packageRoot } from '../io/process/child-process.js';
+import type { Queryable } from '../io/store/postgres.js';
 import { PgFaultProxy } from './pg-fault-proxy.js';
 import {
   amendsctlStdout,

@@ -17,7 +17,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { ProcessRequest, State } from '../machines/ports.js';
-import type { JsonLog } from '../process/json-log.js';
+import type { JsonLog } from '../io/process/json-log.js';
 
 export const faultControlVariable = 'AMENDS_FAULT_CONTROL';
 export const pauseBeforeProcess = 'pause-before-process';

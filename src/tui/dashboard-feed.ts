@@ -8,9 +8,9 @@
  * part is optional, as in inspect: unreachable means `end` and `lag` are unknown.
  */
 
-import { KafkaAdmin } from '../kafka/kafka-admin.js';
-import { inspectStore, type StoreInspection } from '../store/inspect-queries.js';
-import type { Queryable } from '../store/postgres.js';
+import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
+import { inspectStore, type StoreInspection } from '../io/store/inspect-queries.js';
+import type { Queryable } from '../io/store/postgres.js';
 import type { DashboardStore, StoreSample } from './dashboard-store.js';
 import { reportFromHeartbeat } from './worker-report.js';
 

@@ -5,7 +5,7 @@
  * Both go through the heartbeat codec (process/heartbeat.ts) into a `WorkerReport` here.
  */
 import type { WorkerSummary } from '../machines/worker-runtime.js';
-import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../process/heartbeat.js';
+import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../io/process/heartbeat.js';
 
 /** One partition actor as reported by its worker. */
 export interface ActorPartition {

@@ -17,9 +17,9 @@
  * buffers resident after the consumer closed (about 10 MB per partition of the source).
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
-import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../kafka/kafka-connection.js';
-import { bytesOf } from '../kafka/kafka-source-consumer.js';
-import { waitForFirstRecordOnly } from '../kafka/rdkafka-consumer-shim.js';
+import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka/kafka-connection.js';
+import { bytesOf } from '../io/kafka/kafka-source-consumer.js';
+import { waitForFirstRecordOnly } from '../io/kafka/rdkafka-consumer-shim.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { assertInvariant } from '../kernel/invariant.js';
 

@@ -5,7 +5,7 @@
  * are read only for quarantined rows (the only ones compared by bytes).
  */
 
-import type { Queryable } from '../store/postgres.js';
+import type { Queryable } from '../io/store/postgres.js';
 import { bytesOf, type DecisionRow, decisionOf } from './export-queries.js';
 import type { StoredDecision } from './verify-comparison.js';
 

@@ -24,16 +24,16 @@
  */
 
 import type { Manifest } from '../domain/config.js';
-import { KafkaAdmin } from '../kafka/kafka-admin.js';
-import { KafkaSourceObserver } from '../kafka/kafka-source-observer.js';
+import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
+import { KafkaSourceObserver } from '../io/kafka/kafka-source-observer.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
-import { namespaceId, registerNamespace } from '../store/namespace-registry.js';
-import { withPooledClient } from '../store/pooled-client.js';
-import { Database, describeDatabaseError, type Queryable } from '../store/postgres.js';
-import { describeHolder, ProducerGuard } from '../store/producer-guard.js';
-import { checkLiveBinding, readBinding } from '../transport/output-binding.js';
-import { readViewPartitions, readViewRows } from '../transport/output-view.js';
+import { namespaceId, registerNamespace } from '../io/store/namespace-registry.js';
+import { withPooledClient } from '../io/store/pooled-client.js';
+import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
+import { describeHolder, ProducerGuard } from '../io/store/producer-guard.js';
+import { checkLiveBinding, readBinding } from '../io/transport/output-binding.js';
+import { readViewPartitions, readViewRows } from '../io/transport/output-view.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
 import { readOutbox, readOutputVersions } from './export-queries.js';
 import { StoreDecisionPages } from './store-decision-pages.js';

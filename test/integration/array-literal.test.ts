@@ -1,12 +1,12 @@
 /**
- * The batch statement's array parameters (src/store/array-literal.ts) read back by the real
+ * The batch statement's array parameters (src/io/store/array-literal.ts) read back by the real
  * PostgreSQL as exactly the values written: text with quotes, backslashes, braces, commas,
  * "NULL", empty strings and any Unicode; bytes of any value; integers to ±2^53; NULLs.
  */
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { booleanArray, byteaArray, integerArray, textArray } from '../../src/store/array-literal.js';
+import { booleanArray, byteaArray, integerArray, textArray } from '../../src/io/store/array-literal.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 
 const client = new pg.Client({ connectionString: testDatabaseUrl });

@@ -6,9 +6,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
-import { type TopicDescription, withKafkaAdmin } from '../../src/kafka/kafka-admin.js';
-import { KafkaSourceObserver } from '../../src/kafka/kafka-source-observer.js';
-import { servesEveryPartition } from '../../src/kafka/safe-topic.js';
+import { type TopicDescription, withKafkaAdmin } from '../../src/io/kafka/kafka-admin.js';
+import { KafkaSourceObserver } from '../../src/io/kafka/kafka-source-observer.js';
+import { servesEveryPartition } from '../../src/io/kafka/safe-topic.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {
   addPartitions,

@@ -1,7 +1,7 @@
 /**
  * A pooled client whose connection dies while it is checked out (issue 17): pg-pool does not
  * listen for its 'error' then, and an unheard 'error' ends the process. withPooledClient
- * (src/store/pooled-client.ts) keeps it; the statement's rejection reports the failure, and the
+ * (src/io/store/pooled-client.ts) keeps it; the statement's rejection reports the failure, and the
  * dead client never goes back into the pool. Real PostgreSQL, a real terminated backend.
  */
 
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withPooledClient } from '../../src/store/pooled-client.js';
+import { withPooledClient } from '../../src/io/store/pooled-client.js';
 import { repoRoot } from '../support/amendsctl-process.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 

@@ -10,10 +10,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
-import { applyMigrations, migrationLockKey, migrations } from '../../src/store/migrations.js';
-import { namespaceId, readNamespace, registerNamespace } from '../../src/store/namespace-registry.js';
-import { Database } from '../../src/store/postgres.js';
-import { pendingOutboxCountSql, pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/transport/outbox-relay.js';
+import { applyMigrations, migrationLockKey, migrations } from '../../src/io/store/migrations.js';
+import { namespaceId, readNamespace, registerNamespace } from '../../src/io/store/namespace-registry.js';
+import { Database } from '../../src/io/store/postgres.js';
+import { pendingOutboxCountSql, pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/transport/outbox-relay.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { ledgerRows, type PerRecordTable, perRecordTables } from '../support/ledger-rows.js';
@@ -40,7 +40,7 @@ function manifestFor(namespace: string, origin = '2026-03-01'): Manifest {
 
 /** Opens a Database (which migrates) in a separate Node process; resolves with its exit code. */
 function migrateInChildProcess(url: string): Promise<{ code: number | null; stderr: string }> {
-  const postgresModule = join(repoRoot, 'dist/store/postgres.js');
+  const postgresModule = join(repoRoot, 'dist/io/store/postgres.js');
   const script = `const { Database } = await import(${JSON.stringify(postgresModule)});
 const db = await Database.open(process.env.URL, 'amends-test migrate pid ' + process.pid);
 await db.close();`;

@@ -1,5 +1,5 @@
 /**
- * PostgresState (src/store/postgres-state.ts) against the real PostgreSQL: the store seam of
+ * PostgresState (src/io/store/postgres-state.ts) against the real PostgreSQL: the store seam of
  * worker.md §5–§7. Every test registers a fresh amends-test-* namespace and touches only
  * its rows (namespaces stay, as in the other integration suites).
  *
@@ -27,8 +27,8 @@ import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { StoreFailure } from '../../src/machines/ports.js';
 import { bindStatementName, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
-import { namespaceId, registerNamespace } from '../../src/store/namespace-registry.js';
-import { Database } from '../../src/store/postgres.js';
+import { namespaceId, registerNamespace } from '../../src/io/store/namespace-registry.js';
+import { Database } from '../../src/io/store/postgres.js';
 import {
   commitBatchSql,
   loadWindowSql,
@@ -36,9 +36,9 @@ import {
   outboxChannel,
   PostgresState,
   storeStatementNames,
-} from '../../src/store/postgres-state.js';
-import { warmUpRounds } from '../../src/store/warm-up-batch.js';
-import type { WindowCacheLimits } from '../../src/store/window-cache.js';
+} from '../../src/io/store/postgres-state.js';
+import { warmUpRounds } from '../../src/io/store/warm-up-batch.js';
+import type { WindowCacheLimits } from '../../src/io/store/window-cache.js';
 import {
   collectLines,
   exportDecisionLines,

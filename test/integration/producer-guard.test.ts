@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
+import { ProducerGuard, producerGuardKeys } from '../../src/io/store/producer-guard.js';
 import { testDatabaseUrl } from '../support/endpoints.js';
 
 const opened: ProducerGuard[] = [];

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
-import { migrations } from '../../src/store/migrations.js';
-import { Database } from '../../src/store/postgres.js';
+import { migrations } from '../../src/io/store/migrations.js';
+import { Database } from '../../src/io/store/postgres.js';
 import {
   isOneLineDiagnostic,
   type ProcessResult,

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readManifestFile } from '../../src/cli/input-files.js';
 import type { Manifest } from '../../src/domain/config.js';
-import { registerNamespace } from '../../src/store/namespace-registry.js';
+import { registerNamespace } from '../../src/io/store/namespace-registry.js';
 import {
   isOneLineDiagnostic,
   type ProcessResult,

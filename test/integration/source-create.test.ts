@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { incarnationFromTopicId } from '../../src/kafka/topic-incarnation.js';
+import { incarnationFromTopicId } from '../../src/io/kafka/topic-incarnation.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
 import { PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
-import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
+import { ProducerGuard, producerGuardKeys } from '../../src/io/store/producer-guard.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { deleteTestTopics, endOffsets, readPartition } from '../support/kafka-test-tools.js';

@@ -15,7 +15,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ProducerGuard, producerGuardKeys } from '../../src/store/producer-guard.js';
+import { ProducerGuard, producerGuardKeys } from '../../src/io/store/producer-guard.js';
 import type { VerifyDocument } from '../../src/verify/verify-document.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';

@@ -11,8 +11,8 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { withKafkaAdmin } from '../../src/kafka/kafka-admin.js';
-import { describeTopicConfig } from '../../src/kafka/topic-config.js';
+import { withKafkaAdmin } from '../../src/io/kafka/kafka-admin.js';
+import { describeTopicConfig } from '../../src/io/kafka/topic-config.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {

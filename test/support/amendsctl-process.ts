@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { packageBin, packageRoot, runToEnd } from '../../src/process/child-process.js';
+import { packageBin, packageRoot, runToEnd } from '../../src/io/process/child-process.js';
 
 export const repoRoot = packageRoot;
 const binary = packageBin('amendsctl');

@@ -25,9 +25,9 @@ import {
   packageBin,
   type TimedExit,
   WatchedChild,
-} from '../../src/process/child-process.js';
-import { pollUntil } from '../../src/process/poll-until.js';
-import { type PartitionProgress, readPartitionProgress } from '../../src/transport/chain-probe.js';
+} from '../../src/io/process/child-process.js';
+import { pollUntil } from '../../src/io/process/poll-until.js';
+import { type PartitionProgress, readPartitionProgress } from '../../src/io/transport/chain-probe.js';
 import { repoRoot, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StoreInspection } from '../../src/store/inspect-queries.js';
+import type { StoreInspection } from '../../src/io/store/inspect-queries.js';
 import { sampleFromInspection, viewLagOf } from '../../src/tui/dashboard-feed.js';
 
 const inspection = {

@@ -1,5 +1,5 @@
 /**
- * The source consumer's read-ahead buffers (src/kafka/fair-partition-buffer.ts) against a model of
+ * The source consumer's read-ahead buffers (src/io/kafka/fair-partition-buffer.ts) against a model of
  * librdkafka's consumer queue as measured on the local stack: one queue for all partitions,
  * filled by fetches that append whole runs (record batches) of each fetching partition; a
  * pause drops the partition's queued records at once and a resume fetches again from after
@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BufferLimits, FairPartitionBuffer, type QueueReader } from '../../src/kafka/fair-partition-buffer.js';
+import { type BufferLimits, FairPartitionBuffer, type QueueReader } from '../../src/io/kafka/fair-partition-buffer.js';
 import type { SourceRecord } from '../../src/machines/ports.js';
 
 interface ModelOptions {

@@ -3,9 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadKafkaClientSettings } from '../../src/kafka/client-settings.js';
-import { kafkajsSecurity } from '../../src/kafka/kafkajs-security.js';
-import { parseProperties } from '../../src/kafka/properties-file.js';
+import { loadKafkaClientSettings } from '../../src/io/kafka/client-settings.js';
+import { kafkajsSecurity } from '../../src/io/kafka/kafkajs-security.js';
+import { parseProperties } from '../../src/io/kafka/properties-file.js';
 import { AmendsError } from '../../src/kernel/amends-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'amends-kafka-config-'));

@@ -1,7 +1,8 @@
 /**
- * The source layout a newcomer relies on (style.md, issue 18): src has only the spec's rooms
- * plus the kernel and the process room; a room imports only rooms below it; the pure rooms
- * import no I/O; no function is longer than 80 lines except the named declarative literals.
+ * The source layout a newcomer relies on (style.md, issues 18 and 31): src's top level is the
+ * architecture — the pure core (kernel, domain, machines), the I/O edge `io/` with one room per
+ * adapter, and what is built on them; a room imports only rooms below it; the pure rooms import
+ * no I/O; no function is longer than 80 lines except the named declarative literals.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -15,10 +16,10 @@ const roomRanks: Record<string, number> = {
   kernel: 0,
   domain: 1,
   machines: 2,
-  process: 3,
-  store: 4,
-  kafka: 4,
-  transport: 5,
+  'io/process': 3,
+  'io/store': 4,
+  'io/kafka': 4,
+  'io/transport': 5,
   verify: 6,
   showcase: 7,
   tui: 8,
@@ -40,12 +41,21 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+/** The I/O edge: its rooms are its folders (`io/store`), and nothing lies loose in it. */
+const ioEdge = 'io';
+
+/** The room of a path relative to src: its first folder, or its first two under the I/O edge. */
+function roomOf(name: string): string {
+  const parts = name.split('/');
+  return parts[0] === ioEdge && parts.length > 2 ? `${ioEdge}/${parts[1]}` : (parts[0] ?? '');
+}
+
 const files = sourceFiles(src).map((path) => {
   const text = readFileSync(path, 'utf8');
   const name = relative(src, path);
   return {
     name,
-    room: name.split('/')[0] ?? '',
+    room: roomOf(name),
     source: ts.createSourceFile(name, text, ts.ScriptTarget.Latest, true),
   };
 });
@@ -63,8 +73,7 @@ function importsOf(source: ts.SourceFile): string[] {
 /** The room a relative import lands in, or undefined for a package. */
 function importedRoom(fileName: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
-  const target = relative(src, join(src, fileName, '..', specifier));
-  return target.split('/')[0];
+  return roomOf(relative(src, join(src, fileName, '..', specifier)));
 }
 
 describe('source layout', () => {
@@ -72,6 +81,12 @@ describe('source layout', () => {
     const rooms = new Set(files.map((f) => f.room));
     expect([...rooms].filter((r) => !(r in roomRanks))).toEqual([]);
     expect(files.filter((f) => !f.name.includes('/')).map((f) => f.name)).toEqual([]);
+  });
+
+  it('puts every adapter room under the I/O edge, and only adapter rooms', () => {
+    const ioRooms = Object.keys(roomRanks).filter((r) => r.startsWith(`${ioEdge}/`));
+    expect(ioRooms.sort()).toEqual(['io/kafka', 'io/process', 'io/store', 'io/transport']);
+    expect(files.filter((f) => f.room === ioEdge).map((f) => f.name)).toEqual([]);
   });
 
   it('imports only downward; the pure rooms import no I/O', () => {

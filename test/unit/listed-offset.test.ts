@@ -1,10 +1,10 @@
 /**
- * One ListOffsets result → an offset (src/kafka/kafka-admin.ts `listedOffset`). librdkafka answers
+ * One ListOffsets result → an offset (src/io/kafka/kafka-admin.ts `listedOffset`). librdkafka answers
  * a leaderless partition with -1001 and no error (seen with a broker of the partition down,
  * issue 17): an outage, never an invariant violation.
  */
 import { describe, expect, it } from 'vitest';
-import { listedOffset } from '../../src/kafka/kafka-admin.js';
+import { listedOffset } from '../../src/io/kafka/kafka-admin.js';
 import { AmendsError } from '../../src/kernel/amends-error.js';
 import { InvariantViolation } from '../../src/kernel/invariant.js';
 

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { jsonLog, logLevelFrom } from '../../src/process/json-log.js';
-import { metricsAddressFrom } from '../../src/process/metrics-server.js';
+import { jsonLog, logLevelFrom } from '../../src/io/process/json-log.js';
+import { metricsAddressFrom } from '../../src/io/process/metrics-server.js';
 
 describe('--metrics-addr', () => {
   it('is off when unset, the flag winning over AMENDS_METRICS_ADDR', () => {

@@ -10,7 +10,7 @@ import {
   recordFramingMaxBytes,
   recordSizeLimit,
   refuseOversizedRecords,
-} from '../../src/kafka/record-size-limit.js';
+} from '../../src/io/kafka/record-size-limit.js';
 
 const record = (line: number, keyBytes: number, valueBytes: number) => ({
   line,

@@ -1,14 +1,14 @@
 /**
- * The relay's and the view's ride through outages (src/process/ride-through.ts) and which errors
+ * The relay's and the view's ride through outages (src/io/process/ride-through.ts) and which errors
  * count as one (src/kernel/outage-errors.ts): a fresh session after each outage within the
  * budget, the budget measured from the first failure until progress, anything else fatal.
  */
 import { describe, expect, test } from 'vitest';
-import { listedOffset } from '../../src/kafka/kafka-admin.js';
+import { listedOffset } from '../../src/io/kafka/kafka-admin.js';
 import { operationalError } from '../../src/kernel/amends-error.js';
 import { isOutageError } from '../../src/kernel/outage-errors.js';
-import type { JsonLog } from '../../src/process/json-log.js';
-import { retryOutages, rideThrough } from '../../src/process/ride-through.js';
+import type { JsonLog } from '../../src/io/process/json-log.js';
+import { retryOutages, rideThrough } from '../../src/io/process/ride-through.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];

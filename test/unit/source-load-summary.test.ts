@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { type LineOutcome, summarizeFailures } from '../../src/cli/commands/source-load.js';
 import type { EncodedFixtureLine } from '../../src/domain/fixture-line.js';
-import { PublicationError } from '../../src/kafka/source-producer.js';
+import { PublicationError } from '../../src/io/kafka/source-producer.js';
 
 const lines: EncodedFixtureLine[] = [1, 2, 3].map((line) => ({
   line,

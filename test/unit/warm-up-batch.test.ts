@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseNamespaceConfig } from '../../src/domain/config.js';
 import { decideBatch } from '../../src/domain/decide.js';
-import { warmUpBatch, warmUpRecordsMax } from '../../src/store/warm-up-batch.js';
+import { warmUpBatch, warmUpRecordsMax } from '../../src/io/store/warm-up-batch.js';
 
 const config = parseNamespaceConfig({
   namespace: 'warm-ns',

@@ -4,7 +4,7 @@
  * each batch only its window (key-window.ts), as the PostgreSQL State reads it: the stored
  * authority of the batch's transactions, the days from the earliest touched one on, and the
  * last shown day before. With cache limits it first asks the store's window cache
- * (src/store/window-cache.ts) as the PostgreSQL State does, checks the transactions the
+ * (src/io/store/window-cache.ts) as the PostgreSQL State does, checks the transactions the
  * cache took as new as the commit statement does, and decides again on read windows when
  * one of them is stored.
  */
@@ -21,7 +21,7 @@ import {
 } from '../../src/domain/key-window.js';
 import type { AuthorityEntry, KeyState } from '../../src/domain/ledger-state.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
-import { type KeyAfterCommit, WindowCache, type WindowCacheLimits } from '../../src/store/window-cache.js';
+import { type KeyAfterCommit, WindowCache, type WindowCacheLimits } from '../../src/io/store/window-cache.js';
 
 interface StoredKey {
   authority: Map<string, AuthorityEntry>;

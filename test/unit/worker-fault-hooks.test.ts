@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { State } from '../../src/machines/ports.js';
-import type { JsonLog } from '../../src/process/json-log.js';
+import type { JsonLog } from '../../src/io/process/json-log.js';
 import { parseFaultControlLine, withWorkerFaultHooks } from '../../src/showcase/worker-fault-hooks.js';
 
 const state: State = {

@@ -5,8 +5,8 @@
  * (item, location, day), retractions included (none before the view has run).
  */
 import { usageError } from '../../kernel/amends-error.js';
-import { databaseUrlFrom } from '../../store/postgres.js';
-import { exportViewLines } from '../../transport/output-view.js';
+import { databaseUrlFrom } from '../../io/store/postgres.js';
+import { exportViewLines } from '../../io/transport/output-view.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';

@@ -10,17 +10,17 @@
  */
 
 import type { Manifest } from '../../domain/config.js';
-import { adminRequestTimeoutMs, withKafkaAdmin } from '../../kafka/kafka-admin.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
+import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import {
   type ExpectedTopic,
   type ObservationTimeouts,
   observeTopicEnds,
   type TopicEndsObservation,
-} from '../../kafka/topic-ends-observation.js';
+} from '../../io/kafka/topic-ends-observation.js';
 import { usageError } from '../../kernel/amends-error.js';
-import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../store/inspect-queries.js';
-import { databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
+import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
+import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

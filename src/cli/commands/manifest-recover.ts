@@ -11,11 +11,11 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
-import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
-import { type RegisteredNamespace, readNamespace } from '../../store/namespace-registry.js';
-import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
+import { type RegisteredNamespace, readNamespace } from '../../io/store/namespace-registry.js';
+import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

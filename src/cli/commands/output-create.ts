@@ -12,13 +12,13 @@
  */
 
 import { validTopicName } from '../../domain/config.js';
-import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
-import { checkSafeRetention, createSafeTopic } from '../../kafka/safe-topic.js';
+import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { checkSafeRetention, createSafeTopic } from '../../io/kafka/safe-topic.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
-import { registerNamespace } from '../../store/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
-import { readBinding, recordBinding } from '../../transport/output-binding.js';
+import { registerNamespace } from '../../io/store/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { readBinding, recordBinding } from '../../io/transport/output-binding.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';

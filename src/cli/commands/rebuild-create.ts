@@ -13,10 +13,10 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
-import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { usageError } from '../../kernel/amends-error.js';
-import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';

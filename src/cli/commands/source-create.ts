@@ -27,11 +27,11 @@ import {
   validTopicName,
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
-import { withKafkaAdmin } from '../../kafka/kafka-admin.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
-import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../kafka/safe-topic.js';
+import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/kafka/safe-topic.js';
 import { usageError } from '../../kernel/amends-error.js';
-import { refuseRegisteredNamespace, skippedCheckNote } from '../../store/unregistered-namespace.js';
+import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';

@@ -20,15 +20,15 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
-import { checkLiveSourceTopic } from '../../kafka/live-source-topic.js';
-import { readRecordSizeLimit, refuseOversizedRecords } from '../../kafka/record-size-limit.js';
-import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../kafka/source-producer.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
+import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/kafka/record-size-limit.js';
+import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/kafka/source-producer.js';
 import { invalidInput, operationalError, usageError } from '../../kernel/amends-error.js';
-import { retryOutages } from '../../process/ride-through.js';
-import { registerNamespace } from '../../store/namespace-registry.js';
-import { Database, databaseUrlFrom, describeDatabaseError } from '../../store/postgres.js';
-import { describeHolder, ProducerGuard } from '../../store/producer-guard.js';
+import { retryOutages } from '../../io/process/ride-through.js';
+import { registerNamespace } from '../../io/store/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { describeHolder, ProducerGuard } from '../../io/store/producer-guard.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';

@@ -9,9 +9,9 @@
 
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
-import { defaultBrokers } from '../../kafka/kafka-connection.js';
+import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
-import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../store/postgres.js';
+import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/store/postgres.js';
 import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';

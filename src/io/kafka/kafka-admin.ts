@@ -1,0 +1,241 @@
+/**
+ * The broker's admin API through librdkafka's AdminClient (@confluentinc/kafka-javascript):
+ * create and describe topics. Every call carries an explicit timeout and the
+ * client is always disconnected (use `withKafkaAdmin`).
+ *
+ * The effective topic configuration is not here: librdkafka's client lacks DescribeConfigs
+ * (library-notes.md, upstream issue #444); see topic-config.ts.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { operationalError } from '../../kernel/amends-error.js';
+import { assertInvariant } from '../../kernel/invariant.js';
+import {
+  brokerReachAdvice,
+  describeKafkaError,
+  kafkaErrorCode,
+  kafkaErrorCodes,
+  librdkafkaBaseConfig,
+  viaCallback,
+} from './kafka-connection.js';
+import { incarnationFromTopicId, isZeroTopicId, type KafkaTopicId } from './topic-incarnation.js';
+
+/** How long one admin request may take before it counts as failed (or, for creation, unknown). */
+export const adminRequestTimeoutMs = 10_000;
+
+const reachAdvice = brokerReachAdvice;
+
+/** librdkafka's log line of a failed SASL authentication or TLS handshake, up to its timing note. */
+const handshakeFailurePattern = /(SASL authentication error|SSL handshake failed)[^(]*/;
+
+export interface NewTopicSpec {
+  topic: string;
+  partitions: number;
+  replicationFactor: number;
+  /** Topic configuration; librdkafka wants every value as a string (library-notes.md). */
+  config: Record<string, string>;
+}
+
+export interface TopicDescription {
+  topic: string;
+  /** `kafka:` + the topic UUID in lowercase hex. */
+  incarnation: string;
+  partitions: number;
+}
+
+/** Which end of a partition `listOffsets` reads. */
+export type OffsetBoundary = 'log-start' | 'read-committed-end';
+
+/**
+ * What a creation request told us. Only `created` and `already-exists` are answers about the
+ * topic; `failed` and `unknown` prove nothing: the topic may exist anyway (worker.md §1).
+ */
+export type TopicCreation =
+  | { outcome: 'created' }
+  | { outcome: 'already-exists'; detail: string }
+  | { outcome: 'failed'; detail: string }
+  | { outcome: 'unknown'; detail: string };
+
+export class KafkaAdmin {
+  private closed = false;
+  /** librdkafka's last authentication error (wrong SASL credentials or TLS trust), if any. */
+  private authenticationFailure: string | null = null;
+
+  private constructor(
+    private readonly client: RdKafka.IAdminClient,
+    readonly brokers: string,
+  ) {}
+
+  /** AdminClient.create connects lazily: an unreachable broker shows up as a timed-out request. */
+  static open(brokers: string, clientId: string): KafkaAdmin {
+    let admin: KafkaAdmin | undefined;
+    // A failed SASL or TLS handshake only shows in the client's log and error events while the
+    // request itself times out: keep it, so the diagnostic names the cause, not reachability.
+    const note = (message: string) => {
+      if (admin !== undefined && admin.authenticationFailure === null) admin.authenticationFailure = message;
+    };
+    const handlers = {
+      'event.log': (entry: { message?: string }) => {
+        const found = handshakeFailurePattern.exec(entry.message ?? '')?.[0];
+        if (found !== undefined) note(found.trim());
+      },
+      'event.error': (error: unknown) => {
+        if (/authentication|handshake/i.test(describeKafkaError(error))) note(describeKafkaError(error));
+      },
+    };
+    try {
+      admin = new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId), handlers), brokers);
+      return admin;
+    } catch (error) {
+      throw operationalError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
+    }
+  }
+
+  /** The topic's UUID and partition count, or undefined when the broker does not know the topic. */
+  async describeTopic(topic: string, timeoutMs = adminRequestTimeoutMs): Promise<TopicDescription | undefined> {
+    let descriptions: RdKafka.TopicDescription[];
+    try {
+      descriptions = await viaCallback<RdKafka.TopicDescription[]>((done) =>
+        this.client.describeTopics([topic], { timeout: timeoutMs }, done),
+      );
+    } catch (error) {
+      throw operationalError(`cannot describe topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
+    }
+    const description = descriptions.find((d) => d.name === topic);
+    assertInvariant(description !== undefined, `describeTopics answered without topic ${topic}`);
+    // An unknown topic is a per-topic error in the answer, not a failed call (seen on Kafka 4.1).
+    if (kafkaErrorCode(description.error) === kafkaErrorCodes.unknownTopicOrPartition) return undefined;
+    if (description.error) {
+      throw operationalError(`cannot describe topic ${topic}: ${describeKafkaError(description.error)}`);
+    }
+    // Runtime shape differs from the typings (library-notes.md): signed bigint halves + `base64`.
+    const topicId = description.topicId as unknown as KafkaTopicId;
+    if (isZeroTopicId(topicId)) {
+      throw operationalError(
+        `the broker reported no topic UUID for ${topic}: amends needs a broker with topic ids (Kafka 2.8+ metadata)`,
+      );
+    }
+    return { topic, incarnation: incarnationFromTopicId(topicId), partitions: description.partitions.length };
+  }
+
+  async createTopic(spec: NewTopicSpec): Promise<TopicCreation> {
+    try {
+      await viaCallback<void>((done) =>
+        this.client.createTopic(
+          {
+            topic: spec.topic,
+            num_partitions: spec.partitions,
+            replication_factor: spec.replicationFactor,
+            config: spec.config,
+          },
+          adminRequestTimeoutMs,
+          done,
+        ),
+      );
+      return { outcome: 'created' };
+    } catch (error) {
+      const code = kafkaErrorCode(error);
+      const detail = describeKafkaError(error);
+      if (code === kafkaErrorCodes.topicAlreadyExists) return { outcome: 'already-exists', detail };
+      // A local timeout means the request may or may not have reached the controller.
+      if (code === kafkaErrorCodes.timedOut || code === undefined || code < 0) return { outcome: 'unknown', detail };
+      return { outcome: 'failed', detail };
+    }
+  }
+
+  /**
+   * One offset per requested partition, in one ListOffsets call: the log start offset
+   * (`log-start`, the retained start) or the last stable offset (`read-committed-end`: LATEST
+   * under READ_COMMITTED; an open transaction holds it at its first offset). A partition may
+   * appear only once per call (library-notes.md), hence one call per boundary.
+   */
+  async listOffsets(
+    topic: string,
+    partitions: readonly number[],
+    boundary: OffsetBoundary,
+    timeoutMs = adminRequestTimeoutMs,
+  ): Promise<Map<number, number>> {
+    assertInvariant(new Set(partitions).size === partitions.length, `listOffsets: duplicate partitions`);
+    if (partitions.length === 0) return new Map();
+    const spec = boundary === 'log-start' ? RdKafka.OffsetSpec.EARLIEST : RdKafka.OffsetSpec.LATEST;
+    let results: RdKafka.ListOffsetsResult[];
+    try {
+      results = await viaCallback<RdKafka.ListOffsetsResult[]>((done) =>
+        this.client.listOffsets(
+          partitions.map((partition) => ({ topic, partition, offset: spec })),
+          { timeout: timeoutMs, isolationLevel: RdKafka.IsolationLevel.READ_COMMITTED },
+          done,
+        ),
+      );
+    } catch (error) {
+      throw operationalError(
+        `cannot list the ${boundary} offsets of topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`,
+        error,
+      );
+    }
+    const offsets = new Map<number, number>();
+    for (const result of results) {
+      if (result.topic !== topic || !partitions.includes(result.partition)) continue;
+      offsets.set(result.partition, listedOffset(result, boundary));
+    }
+    for (const partition of partitions) {
+      assertInvariant(offsets.has(partition), `listOffsets answered without ${topic}[${partition}]`);
+    }
+    return offsets;
+  }
+
+  /** Synchronous in the library: it frees the handle; there is no completion callback. */
+  /** A failed request's cause: the authentication failure behind it, or what to check when it timed out. */
+  private cause(error: unknown): string {
+    if (this.authenticationFailure !== null) {
+      return `${this.authenticationFailure}: check the SASL credentials and TLS settings of --kafka-config / AMENDS_KAFKA_CONFIG`;
+    }
+    return `${describeKafkaError(error)}${kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : ''}`;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.disconnect();
+  }
+}
+
+/** Runs `use` with an admin client that is always closed afterwards. */
+export async function withKafkaAdmin<T>(
+  brokers: string,
+  clientId: string,
+  use: (admin: KafkaAdmin) => Promise<T>,
+): Promise<T> {
+  const admin = KafkaAdmin.open(brokers, clientId);
+  try {
+    return await use(admin);
+  } finally {
+    admin.close();
+  }
+}
+
+/**
+ * librdkafka's offset sentinels: it answers a partition it could not ask (no leader, e.g. a
+ * broker of a replicated topic down) with RD_KAFKA_OFFSET_INVALID (-1001) and no error.
+ */
+const offsetInvalid = -1001;
+
+/**
+ * The offset one ListOffsets result gives. A broker that could not answer (an error, or a
+ * negative sentinel such as -1001 for a leaderless partition) is an outage, reported as one
+ * line; only a number no broker can send (fractional, beyond 2^53) is a bug.
+ */
+export function listedOffset(result: RdKafka.ListOffsetsResult, boundary: OffsetBoundary): number {
+  const where = `${result.topic}[${result.partition}]`;
+  if (result.error) {
+    throw operationalError(`cannot list the ${boundary} offset of ${where}: ${describeKafkaError(result.error)}`);
+  }
+  // int64 arrives as a JS number: only a safe integer is an offset at all.
+  assertInvariant(Number.isSafeInteger(result.offset), `the ${boundary} offset of ${where} is ${result.offset}`);
+  if (result.offset < 0) {
+    const why = result.offset === offsetInvalid ? 'no leader answered for it' : 'no offset was returned';
+    throw operationalError(
+      `cannot list the ${boundary} offset of ${where}: the broker answered ${result.offset} (${why}); is a broker down or the partition without a leader?`,
+    );
+  }
+  return result.offset;
+}

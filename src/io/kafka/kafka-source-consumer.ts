@@ -1,0 +1,543 @@
+/**
+ * The worker's source consumer (worker.md §3) on librdkafka's `KafkaConsumer` from
+ * @confluentinc/kafka-javascript: one group member per process, classic eager `range`
+ * assignment, read_committed, no automatic offset reset, no automatic commits. Positions come
+ * only from PostgreSQL: the group actor hands them to `assign` as explicit offsets.
+ *
+ * The rebalance protocol, as this adapter plays it (library-notes.md for each fact):
+ * - librdkafka serves rebalances inside `consume()` and calls `rebalance_cb`; the binding
+ *   dispatches it to the JS thread and returns, and librdkafka then *waits* until the
+ *   application calls `assign()` / `unassign()` (whole group included, in eager mode).
+ * - The callback only reports: ERR__ASSIGN_PARTITIONS → `onAssigned(partitions)`,
+ *   ERR__REVOKE_PARTITIONS → `onRevoked(assignmentLost())`. The group actor answers later
+ *   through `assign(positions)` / `unassign()`; the broker sees that wait (bounded by
+ *   `max.poll.interval.ms`, librdkafka's rebalance timeout).
+ * - `disconnect()` fires the revoke outside `consume()` and waits for `unassign()`: while
+ *   closing, the callback answers by itself.
+ * - A consumer error (e.g. −140 for an out-of-range position) fails the poll only when it comes
+ *   before any record of that `consume(n)`: the binding drops an error that follows records in
+ *   the same call (src/workers.cc, KafkaConsumerConsumeNum). The partition then stops fetching;
+ *   it never jumps. The group checks positions against the observed bounds before assigning.
+ * - No offsets are committed to the group, not even for monitoring: PostgreSQL's frontier is
+ *   the only position, and a group offset is never read.
+ * - Polls take the assigned partitions in turns (fair-partition-buffer.ts): the adapter reads
+ *   ahead into per-partition buffers and returns one partition's records per poll, round robin;
+ *   when several are assigned, one whose buffer is full is paused so that reading on reaches
+ *   the others' records.
+ *   librdkafka keeps an application pause across unassign / assign (measured), so every pause
+ *   is lifted when the assignment changes.
+ */
+import { RdKafka } from '@confluentinc/kafka-javascript';
+import { untilAborted } from '../../kernel/abortable.js';
+import { operationalError } from '../../kernel/amends-error.js';
+import { assertInvariant } from '../../kernel/invariant.js';
+import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
+import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
+import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
+
+/** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
+export const defaultSessionTimeoutMs = 6_000;
+/** librdkafka's rebalance timeout: one minute, above the worker's 20 s operation budget. */
+export const maxPollIntervalMs = 60_000;
+/**
+ * How long one `poll` waits for its first record; also the longest `assign` waits for an
+ * abandoned poll, whose native read serves the rebalance and then waits on for a record of
+ * an assignment not yet applied. At 250 ms that wait was most of the ~395 ms from a claim to
+ * the first commit (the scale run's restart); an idle worker's 20 empty polls a second cost
+ * next to nothing.
+ */
+export const defaultPollWaitMs = 50;
+/**
+ * The poll wait while nothing is assigned (after connect, after a revocation). Such a poll can
+ * only serve a rebalance, and the native read that serves the assignment then waits on for a
+ * record of partitions not yet assigned, which `assign` must wait out (see there): with the
+ * full wait, a restarted worker's assign waited 16-25 ms for it after its claim was done. At
+ * 10 ms the read ends before the claim does (observation + claim + seek: ~20 ms); an idle
+ * member without partitions wakes 100 times a second, which costs next to nothing.
+ */
+export const unassignedPollWaitMs = 10;
+const connectTimeoutMs = 10_000;
+/** `disconnect()` has no timeout of its own: past this, `close` gives up waiting. */
+export const closeTimeoutMs = 10_000;
+
+/**
+ * Bounded prefetch: at most 1 MiB per partition and per fetch, 4 MiB queued. A fetched record
+ * batch is decompressed whole and stays in memory while any of its records is queued, so the
+ * native memory follows what is fetched ahead, not only the queued records' bytes. Measured on
+ * one consumer reading 8 backlogged partitions of lz4 batches (a bulk producer's, up to 4 MB
+ * each) at ~23,000 records/s: with 8 MiB per fetch and 16 MiB queued its RSS was 187 MB; with
+ * 1 MiB and 4 MiB 87–91 MB, at the same rate. The read-ahead buffers (fair-partition-buffer.ts)
+ * hold the next polls' records anyway.
+ */
+const maxPartitionFetchBytes = 1_048_576;
+const fetchMaxBytes = 1_048_576;
+const queuedMaxMessagesKbytes = 4_096;
+const queuedMinMessages = 10_000;
+/**
+ * How long librdkafka postpones a partition's next fetch once its queue passed those limits
+ * (librdkafka's default is 1 s). A pause and resume of the read-ahead (fair-partition-buffer.ts)
+ * does not reset that wait, so a resumed partition sat out the rest of the second. Measured on
+ * this consumer alone over two backlogged partitions, polls of 2000 with a 100 ms stand-in for
+ * each decision: 8,354 records/s with the default, 16,919 with 10 ms (16,090 before the
+ * read-ahead).
+ */
+const fetchQueueBackoffMs = 10;
+
+const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
+const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
+const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
+
+/** worker.md §3: the group id is derived from the namespace alone. */
+export function sourceGroupId(namespace: string): string {
+  return `amends.${namespace}.source`;
+}
+
+export interface KafkaSourceConsumerOptions {
+  brokers: string;
+  namespace: string;
+  /** The manifest's source topic. */
+  topic: string;
+  /** ERR__ASSIGN_PARTITIONS, partitions ascending: the worker forwards it to runtime.partitionsAssigned. */
+  onAssigned: (partitions: readonly number[]) => void;
+  /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): forwarded to runtime.partitionsRevoked. */
+  onRevoked: (lost: boolean) => void;
+  /** `--instance-id`: static membership (KIP-345), so a restarted process reclaims its partitions. */
+  instanceId?: string;
+  /** `session.timeout.ms`; default 6000. */
+  sessionTimeoutMs?: number;
+  /** librdkafka client id; default `amends-worker-<namespace>`. */
+  clientId?: string;
+  /** How long one poll waits for its first record; default 250 ms. */
+  pollWaitMs?: number;
+  /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
+  onClientError?: (message: string) => void;
+  /** The broker's answer to each `commitFrontier` (monitoring offsets): ok, or why not. */
+  onGroupOffsetCommit?: (result: { ok: boolean; detail: string | null }) => void;
+  /** Read-ahead limits over all assigned partitions; default bufferedRecordsMax / bufferedBytesMax. */
+  bufferLimits?: BufferLimits;
+}
+
+/** The librdkafka configuration of worker.md §3 (exported so tests and diagnostics can show it). */
+export function sourceConsumerConfig(
+  options: Omit<
+    KafkaSourceConsumerOptions,
+    'onAssigned' | 'onRevoked' | 'onClientError' | 'onGroupOffsetCommit' | 'pollWaitMs' | 'bufferLimits'
+  >,
+): { global: RdKafka.ConsumerGlobalConfig; topic: RdKafka.ConsumerTopicConfig } {
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? defaultSessionTimeoutMs;
+  return {
+    global: {
+      ...librdkafkaBaseConfig(options.brokers, options.clientId ?? `amends-worker-${options.namespace}`),
+      'group.id': sourceGroupId(options.namespace),
+      'group.protocol': 'classic',
+      // Eager range assignment: a rebalance revokes the whole assignment, then assigns anew.
+      'partition.assignment.strategy': 'range',
+      'session.timeout.ms': sessionTimeoutMs,
+      'heartbeat.interval.ms': Math.max(1, Math.min(3_000, Math.floor(sessionTimeoutMs / 3))),
+      'max.poll.interval.ms': maxPollIntervalMs,
+      ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
+      // PostgreSQL holds the positions: nothing is stored or committed behind our back.
+      'enable.auto.commit': false,
+      'enable.auto.offset.store': false,
+      'isolation.level': 'read_committed',
+      'enable.partition.eof': false,
+      'allow.auto.create.topics': false,
+      'max.partition.fetch.bytes': maxPartitionFetchBytes,
+      'fetch.max.bytes': fetchMaxBytes,
+      'queued.max.messages.kbytes': queuedMaxMessagesKbytes,
+      'queued.min.messages': queuedMinMessages,
+      'fetch.queue.backoff.ms': fetchQueueBackoffMs,
+    },
+    // A missing or out-of-range position is an error (−140), never a silent jump.
+    topic: { 'auto.offset.reset': 'error' },
+  };
+}
+
+type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
+
+/** The rebalance librdkafka is waiting for us to answer. */
+type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
+
+export class KafkaSourceConsumer implements SourceConsumer {
+  private readonly consumer: RdKafka.KafkaConsumer;
+  private phase: Phase = 'new';
+  private pending: PendingRebalance | null = null;
+  /** The native consume of the latest poll, settled or not: a poll abandoned on abort runs on. */
+  private nativeConsume: Promise<void> = Promise.resolve();
+  private connecting: Promise<unknown> = Promise.resolve();
+  private closing: Promise<void> | null = null;
+  /** Records that abandoned polls fetched and dropped since the last assign / unassign. */
+  private droppedRecords = 0;
+  /** A rebalance callback that failed: the next call reports it (a throw there would be lost). */
+  private callbackFailure: Error | null = null;
+  /** Records read ahead, per assigned partition: what polls hand out in turns. */
+  private readonly buffer: FairPartitionBuffer;
+  private readonly pollWaitMs: number;
+  /** Whether the latest answer to the group was an assignment of at least one partition. */
+  private assigned = false;
+  /** The partitions the group gave this member at its latest assignment, until the revocation:
+   * a group riding through an outage assigns them again outside any callback. */
+  private groupPartitions: readonly number[] = [];
+
+  constructor(private readonly options: KafkaSourceConsumerOptions) {
+    const config = sourceConsumerConfig(options);
+    this.buffer = new FairPartitionBuffer(options.bufferLimits);
+    this.pollWaitMs = options.pollWaitMs ?? defaultPollWaitMs;
+    const adapter = this;
+    this.consumer = new RdKafka.KafkaConsumer(
+      {
+        ...config.global,
+        // A `function`, not an arrow: the library calls it with `this` = the consumer. Its
+        // return value is ignored, so it must not throw or return a rejecting promise.
+        rebalance_cb: function (this: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown) {
+          adapter.onRebalance(this, error, assignment);
+        },
+        // The answers to commitFrontier's asynchronous commits, served inside poll like the rebalance.
+        offset_commit_cb: (error: RdKafka.LibrdKafkaError | null) => {
+          options.onGroupOffsetCommit?.({ ok: !error, detail: error ? describeKafkaError(error) : null });
+        },
+      },
+      config.topic,
+    );
+    waitForFirstRecordOnly(this.consumer);
+    this.consumer.on('event.error', (error) => {
+      options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`);
+    });
+  }
+
+  /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
+  async connect(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.phase !== 'new') throw operationalError(`the source consumer cannot connect from state ${this.phase}`);
+    this.phase = 'connecting';
+    const { topic, brokers } = this.options;
+    const connected = viaCallback<unknown>((done) =>
+      this.consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done),
+    );
+    this.connecting = connected.catch(() => {});
+    try {
+      await untilAborted(connected, signal, 'connecting the source consumer');
+    } catch (error) {
+      if (signal.aborted) throw error; // the connect runs on: close() waits for it, then disconnects
+      this.phase = 'new'; // the library disconnects a failed connect itself
+      throw operationalError(
+        `cannot connect the source consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running and are --brokers / AMENDS_BROKERS right?`,
+        error,
+      );
+    }
+    if (this.phase !== 'connecting') return; // closed meanwhile
+    try {
+      this.consumer.subscribe([topic]);
+    } catch (error) {
+      throw operationalError(`cannot subscribe to topic ${topic}: ${describeKafkaError(error)}`, error);
+    }
+    this.phase = 'connected';
+  }
+
+  /**
+   * Up to `maxRecords` records of one partition, the assigned partitions in turns (see
+   * fair-partition-buffer.ts). Rebalance callbacks fire inside the native reads. When the signal
+   * fires, the poll rejects at once and a native read in flight runs on (it cannot be
+   * cancelled): its records are dropped. That is safe because the group only abandons a poll for
+   * a rebalance or a stop, so the next poll follows an explicit assignment from PostgreSQL (or an
+   * unassign), which also empties the buffers, and `assign` waits for the abandoned read first
+   * (see there). A poll that would read on past dropped records without one is refused (an
+   * invariant, not a user error).
+   */
+  /**
+   * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
+   * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
+   * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
+   * librdkafka queues the commit and the answer arrives through onGroupOffsetCommit. False
+   * when it could not even be queued (not connected, or the client refused it at once).
+   */
+  commitFrontier(partition: number, frontier: number): boolean {
+    if (this.phase !== 'connected') return false;
+    try {
+      this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
+      return true;
+    } catch (error) {
+      this.options.onGroupOffsetCommit?.({ ok: false, detail: describeKafkaError(error) });
+      return false;
+    }
+  }
+
+  async poll(maxRecords: number, signal: AbortSignal): Promise<readonly SourceRecord[]> {
+    signal.throwIfAborted();
+    this.throwIfUnusable('poll');
+    assertInvariant(Number.isSafeInteger(maxRecords) && maxRecords >= 1, `poll of ${maxRecords} records`);
+    // One native consume at a time: wait for one abandoned by an earlier, aborted poll.
+    await untilAborted(this.nativeConsume, signal, 'polling the source');
+    this.throwIfUnusable('poll');
+    // librdkafka's fetch position moved past the records an abandoned poll dropped: reading on
+    // without a new explicit assignment would skip them, and the store accepts offset gaps.
+    assertInvariant(
+      this.droppedRecords === 0,
+      `a poll after ${this.droppedRecords} polled records were dropped, without a new assignment: they would be skipped`,
+    );
+    const waitMs = this.assigned ? this.pollWaitMs : Math.min(this.pollWaitMs, unassignedPollWaitMs);
+    return this.buffer.poll(maxRecords, waitMs, this.queueReader(signal));
+  }
+
+  /** librdkafka's queue as the buffers read it, within this poll's signal. */
+  private queueReader(signal: AbortSignal): QueueReader {
+    const flowCall = (what: 'pause' | 'resume', partitions: readonly number[]) => {
+      try {
+        this.consumer[what](this.topicPartitions(partitions));
+      } catch (error) {
+        throw operationalError(
+          `cannot ${what} source partitions ${partitions.join(', ')}: ${describeKafkaError(error)}`,
+          error,
+        );
+      }
+    };
+    return {
+      read: (maxRecords, waitMs) => this.consumeNative(maxRecords, waitMs, signal),
+      pause: (partitions) => flowCall('pause', partitions),
+      resume: (partitions) => flowCall('resume', partitions),
+    };
+  }
+
+  /** One native `consume(maxRecords)` that waits up to `waitMs` for its first record. */
+  private async consumeNative(maxRecords: number, waitMs: number, signal: AbortSignal): Promise<SourceRecord[]> {
+    signal.throwIfAborted();
+    this.consumer.setDefaultConsumeTimeout(waitMs);
+    const messages = new Promise<RdKafka.Message[]>((resolve, reject) => {
+      try {
+        this.consumer.consume(maxRecords, (error, batch) => (error ? reject(error) : resolve(batch)));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    let abandoned = false;
+    this.nativeConsume = messages.then(
+      (late) => {
+        if (abandoned) this.droppedRecords += late.length;
+      },
+      () => {},
+    );
+    let batch: RdKafka.Message[];
+    try {
+      batch = await untilAborted(messages, signal, 'polling the source');
+    } catch (error) {
+      if (signal.aborted) {
+        abandoned = true;
+        throw error;
+      }
+      throw this.pollError(error);
+    }
+    return batch.map((message) => this.toSourceRecord(message));
+  }
+
+  /** An application pause outlives unassign / assign in librdkafka: lift every one we made. */
+  private resumePaused(): void {
+    const paused = this.buffer.pausedPartitions();
+    if (paused.length > 0) this.consumer.resume(this.topicPartitions(paused));
+  }
+
+  private topicPartitions(partitions: readonly number[]): { topic: string; partition: number }[] {
+    return partitions.map((partition) => ({ topic: this.options.topic, partition }));
+  }
+
+  /**
+   * Answers the pending ERR__ASSIGN_PARTITIONS with these partitions at these explicit offsets
+   * (library-notes.md: assign with offsets in the callback's turn, not `seek`, which fails until
+   * the partition is fetching). Partitions of the assignment left out (retired) are not fetched.
+   * With no rebalance pending (after riding through an outage), it re-assigns partitions of the
+   * group's current assignment at new explicit offsets: librdkafka allows that outside a callback.
+   */
+  async assign(positions: readonly PartitionPosition[], signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    this.throwIfUnusable('assign');
+    const pending = this.pending;
+    if (pending?.kind === 'revoke') {
+      throw operationalError('assign while a revocation from the group is pending');
+    }
+    const granted = pending?.partitions ?? this.groupPartitions;
+    const seen = new Set<number>();
+    for (const { partition, offset } of positions) {
+      assertInvariant(granted.includes(partition), `assign of partition ${partition}, not assigned by the group`);
+      assertInvariant(!seen.has(partition), `assign of partition ${partition} twice`);
+      assertInvariant(Number.isSafeInteger(offset) && offset >= 0, `assign of partition ${partition} at ${offset}`);
+      seen.add(partition);
+    }
+    // A native consume abandoned by an aborted poll may still be running. Assigning now would let
+    // it fetch records at the new positions and drop them with that poll: the next poll would
+    // then start after them, and the store (which accepts offset gaps) would skip them. So wait
+    // for it; it ends within the poll wait.
+    await untilAborted(this.nativeConsume, signal, 'assigning the source partitions');
+    this.throwIfUnusable('assign');
+    try {
+      this.resumePaused();
+      this.consumer.assign(
+        positions.map(({ partition, offset }) => ({ topic: this.options.topic, partition, offset })),
+      );
+    } catch (error) {
+      throw operationalError(`cannot assign the source partitions: ${describeKafkaError(error)}`, error);
+    }
+    // Records read ahead came from the old positions: from now on, reads start at these.
+    this.buffer.reset(positions.map(({ partition }) => partition));
+    this.assigned = positions.length > 0;
+    this.groupPartitions = granted;
+    this.pending = null;
+    this.droppedRecords = 0;
+  }
+
+  /**
+   * Answers the pending revocation (or an assignment given up) by clearing the assignment.
+   * Before the consumer is connected and subscribed there is nothing to clear: a stop during
+   * `connect` drains through here, and that must not count as a failure.
+   */
+  async unassign(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    if (this.phase !== 'connected') return;
+    // Let an abandoned native consume finish first, so that what it dropped is counted before
+    // the count is cleared here (it ends within the poll wait).
+    await untilAborted(this.nativeConsume, signal, 'unassigning the source partitions');
+    if (this.phase !== 'connected') return;
+    try {
+      this.consumer.unassign();
+      this.resumePaused();
+    } catch (error) {
+      throw operationalError(`cannot unassign the source partitions: ${describeKafkaError(error)}`, error);
+    }
+    this.buffer.reset([]);
+    this.assigned = false;
+    this.groupPartitions = [];
+    this.pending = null;
+    this.droppedRecords = 0;
+  }
+
+  /**
+   * Leaves the group and closes the client, after the group released everything. A rebalance
+   * still pending is answered with unassign; the revoke `disconnect()` fires is answered by the
+   * callback itself. The close is bounded: past `closeTimeoutMs` it rejects (the native close
+   * runs on in the background).
+   */
+  close(signal: AbortSignal): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return untilAborted(this.closing, signal, 'closing the source consumer');
+  }
+
+  private async closeOnce(): Promise<void> {
+    const wasConnecting = this.phase === 'connecting';
+    this.phase = 'closing';
+    if (wasConnecting) await this.connecting;
+    if (this.pending !== null) this.answerWithUnassign(this.consumer);
+    if (!this.consumer.isConnected()) {
+      this.phase = 'closed';
+      return;
+    }
+    // The binding's disconnect waits for a running native consume (it takes the connection
+    // lock for writing), which ends within the poll wait.
+    const disconnected = viaCallback<unknown>((done) => this.consumer.disconnect(done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(operationalError(`the source consumer did not close within ${closeTimeoutMs} ms`)),
+        closeTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([disconnected, timedOut]);
+    } catch (error) {
+      throw operationalError(`cannot close the source consumer: ${describeKafkaError(error)}`, error);
+    } finally {
+      clearTimeout(timer);
+      disconnected.catch(() => {});
+      this.phase = 'closed';
+    }
+  }
+
+  /** The rebalance callback. Everything is caught: the library ignores its result. */
+  private onRebalance(consumer: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown): void {
+    try {
+      if (this.phase === 'closing' || this.phase === 'closed') {
+        // The group has released everything before close: answer librdkafka ourselves so that
+        // disconnect() does not wait for an unassign nobody else will make.
+        this.answerWithUnassign(consumer);
+        return;
+      }
+      const code = kafkaErrorCode(error);
+      if (code === errAssignPartitions) {
+        const partitions = this.partitionsOf(assignment);
+        this.pending = { kind: 'assign', partitions };
+        this.options.onAssigned(partitions);
+      } else if (code === errRevokePartitions) {
+        const lost = consumerShim(consumer).assignmentLost();
+        this.pending = { kind: 'revoke', lost };
+        this.options.onRevoked(lost);
+      } else {
+        // Any other code means the assignment cannot be kept (librdkafka: answer with unassign):
+        // report it as a loss so the group releases everything and unassigns.
+        this.options.onClientError?.(`kafka consumer: rebalance error ${describeKafkaError(error)}`);
+        this.pending = { kind: 'revoke', lost: true };
+        this.options.onRevoked(true);
+      }
+    } catch (failure) {
+      const message = `the rebalance callback failed: ${failure instanceof Error ? failure.message : String(failure)}`;
+      this.callbackFailure ??= operationalError(message, failure);
+      this.options.onClientError?.(`kafka consumer: ${message}`);
+    }
+  }
+
+  private answerWithUnassign(consumer: RdKafka.KafkaConsumer): void {
+    try {
+      consumer.unassign();
+    } catch (error) {
+      this.options.onClientError?.(`kafka consumer: unassign while closing failed: ${describeKafkaError(error)}`);
+    }
+    this.assigned = false;
+    this.groupPartitions = [];
+    this.pending = null;
+  }
+
+  private partitionsOf(assignment: unknown): number[] {
+    assertInvariant(Array.isArray(assignment), 'the rebalance callback got no partition list');
+    const partitions = (assignment as { topic: string; partition: number }[]).map((tp) => {
+      assertInvariant(tp.topic === this.options.topic, `assigned ${tp.topic}[${tp.partition}], not the source topic`);
+      return tp.partition;
+    });
+    return partitions.sort((a, b) => a - b);
+  }
+
+  private toSourceRecord(message: RdKafka.Message): SourceRecord {
+    assertInvariant(message.topic === this.options.topic, `polled a record of ${message.topic}`);
+    // int64 offsets arrive as JS numbers: beyond 2^53 they would be silently rounded.
+    assertInvariant(Number.isSafeInteger(message.offset) && message.offset >= 0, `polled offset ${message.offset}`);
+    return {
+      partition: message.partition,
+      offset: message.offset,
+      key: bytesOf(message.key),
+      value: bytesOf(message.value),
+    };
+  }
+
+  private pollError(error: unknown): Error {
+    const code = kafkaErrorCode(error);
+    if (code === errAutoOffsetReset) {
+      return operationalError(
+        `a source partition has no valid position (auto.offset.reset=error): ${describeKafkaError(error)}; its assigned offset lies outside the retained range`,
+        error,
+      );
+    }
+    return operationalError(`polling the source topic failed: ${describeKafkaError(error)}`, error);
+  }
+
+  private throwIfUnusable(what: string): void {
+    if (this.callbackFailure) throw this.callbackFailure;
+    if (this.phase !== 'connected') throw operationalError(`the source consumer cannot ${what}: it is ${this.phase}`);
+  }
+}
+
+/**
+ * The record's bytes exactly as received: null stays null (a tombstone or a missing key), a
+ * Buffer becomes a plain Uint8Array view of the same memory (no copy; the binding allocates a
+ * fresh buffer per message, so nothing else shares it).
+ */
+export function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
+  if (data === null || data === undefined) return null;
+  if (typeof data === 'string') return new TextEncoder().encode(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
