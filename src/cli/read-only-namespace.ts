@@ -6,9 +6,9 @@
  */
 
 import type { Manifest } from '../domain/config.js';
-import { invalidInput } from '../kernel/amends-error.js';
 import { readRegisteredNamespace } from '../io/store/namespace-registry.js';
 import { Database, databaseTarget, describeDatabaseError } from '../io/store/postgres.js';
+import { invalidInput } from '../kernel/amends-error.js';
 
 /** The open database, once the manifest's namespace is known there with this manifest. */
 export async function openRegisteredNamespace(

@@ -15,8 +15,8 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
-import { operationalError } from '../kernel/amends-error.js';
 import { packageRoot } from '../io/process/child-process.js';
+import { operationalError } from '../kernel/amends-error.js';
 
 export const brokerCount = 3;
 const nodePortStep = 100;

@@ -5,8 +5,8 @@
  * partition, arm a worker's pause before one offset and see it reached.
  */
 import type { Manifest } from '../domain/config.js';
-import { operationalError } from '../kernel/amends-error.js';
 import { pollUntil } from '../io/process/poll-until.js';
+import { operationalError } from '../kernel/amends-error.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import type { ShowcaseLoads } from './showcase-loads.js';
 import type { ShowcaseProbe } from './showcase-probe.js';

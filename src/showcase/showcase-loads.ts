@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { fillerLines } from '../domain/filler-load.js';
-import { operationalError } from '../kernel/amends-error.js';
 import { packageRoot } from '../io/process/child-process.js';
+import { operationalError } from '../kernel/amends-error.js';
 import { amendsctlStdout } from './showcase-context.js';
 import type { ShowcaseTimeline } from './showcase-timeline.js';
 

@@ -6,13 +6,13 @@
  */
 
 import type { KafkaAdmin } from '../io/kafka/kafka-admin.js';
-import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { decodeWorkerBeat } from '../io/process/heartbeat.js';
 import { inspectStore } from '../io/store/inspect-queries.js';
 import { namespaceId } from '../io/store/namespace-registry.js';
 import type { Queryable } from '../io/store/postgres.js';
 import { type PartitionProgress, readPartitionProgress } from '../io/transport/chain-probe.js';
 import { readViewPartitions } from '../io/transport/output-view.js';
+import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 
 export interface DrainState {
   decided: boolean;

@@ -16,8 +16,8 @@
  * Without the variable nothing is read and `State` is returned unwrapped.
  */
 import { createInterface } from 'node:readline';
-import type { ProcessRequest, State } from '../machines/ports.js';
 import type { JsonLog } from '../io/process/json-log.js';
+import type { ProcessRequest, State } from '../machines/ports.js';
 
 export const faultControlVariable = 'AMENDS_FAULT_CONTROL';
 export const pauseBeforeProcess = 'pause-before-process';

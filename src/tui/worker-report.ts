@@ -4,8 +4,9 @@
  * process's own runtime summary (`amends worker --tui`, fed by xstate's inspection stream).
  * Both go through the heartbeat codec (process/heartbeat.ts) into a `WorkerReport` here.
  */
-import type { WorkerSummary } from '../machines/worker-runtime.js';
+
 import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../io/process/heartbeat.js';
+import type { WorkerSummary } from '../machines/worker-runtime.js';
 
 /** One partition actor as reported by its worker. */
 export interface ActorPartition {

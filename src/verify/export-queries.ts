@@ -11,10 +11,10 @@ import type { Decision, Outcome } from '../domain/decision.js';
 import { outcomes } from '../domain/decision.js';
 import { decisionLine, outputLine, quarantineLine } from '../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../domain/output-version.js';
-import { assertInvariant } from '../kernel/invariant.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
 import { namespaceId } from '../io/store/namespace-registry.js';
 import type { Queryable } from '../io/store/postgres.js';
+import { assertInvariant } from '../kernel/invariant.js';
+import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../kernel/safe-integer.js';
 import type { OutboxRow } from './verify-comparison.js';
 
 /** Rows per page: bounded memory per export, few round trips. */

@@ -26,14 +26,14 @@
 import type { Manifest } from '../domain/config.js';
 import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
 import { KafkaSourceObserver } from '../io/kafka/kafka-source-observer.js';
-import { operationalError } from '../kernel/amends-error.js';
-import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { namespaceId, registerNamespace } from '../io/store/namespace-registry.js';
 import { withPooledClient } from '../io/store/pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/store/producer-guard.js';
 import { checkLiveBinding, readBinding } from '../io/transport/output-binding.js';
 import { readViewPartitions, readViewRows } from '../io/transport/output-view.js';
+import { operationalError } from '../kernel/amends-error.js';
+import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
 import { readOutbox, readOutputVersions } from './export-queries.js';
 import { StoreDecisionPages } from './store-decision-pages.js';

@@ -5,10 +5,10 @@
  */
 import { describe, expect, test } from 'vitest';
 import { listedOffset } from '../../src/io/kafka/kafka-admin.js';
-import { operationalError } from '../../src/kernel/amends-error.js';
-import { isOutageError } from '../../src/kernel/outage-errors.js';
 import type { JsonLog } from '../../src/io/process/json-log.js';
 import { retryOutages, rideThrough } from '../../src/io/process/ride-through.js';
+import { operationalError } from '../../src/kernel/amends-error.js';
+import { isOutageError } from '../../src/kernel/outage-errors.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];

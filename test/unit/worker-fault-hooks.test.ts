@@ -5,8 +5,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { State } from '../../src/machines/ports.js';
 import type { JsonLog } from '../../src/io/process/json-log.js';
+import type { State } from '../../src/machines/ports.js';
 import { parseFaultControlLine, withWorkerFaultHooks } from '../../src/showcase/worker-fault-hooks.js';
 
 const state: State = {

@@ -18,9 +18,9 @@ import {
   observeTopicEnds,
   type TopicEndsObservation,
 } from '../../io/kafka/topic-ends-observation.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';

@@ -10,8 +10,8 @@
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
-import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/store/postgres.js';
+import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';

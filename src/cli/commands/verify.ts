@@ -9,8 +9,8 @@
  * a load started now is refused; SIGCONT lets it go on.
  */
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { databaseUrlFrom } from '../../io/store/postgres.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
 import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';

@@ -23,10 +23,10 @@
  * record does.
  */
 
-import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
+import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
 import type { JsonLog } from '../process/json-log.js';
 import { namespaceId } from '../store/namespace-registry.js';
 import type { Queryable } from '../store/postgres.js';

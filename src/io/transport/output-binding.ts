@@ -6,8 +6,8 @@
  * would silently mix two.
  */
 
-import type { KafkaAdmin } from '../kafka/kafka-admin.js';
 import { invalidInput, operationalError } from '../../kernel/amends-error.js';
+import type { KafkaAdmin } from '../kafka/kafka-admin.js';
 import type { Queryable } from '../store/postgres.js';
 
 export interface OutputBinding {

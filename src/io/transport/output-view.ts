@@ -19,10 +19,10 @@
 import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../../domain/config.js';
 import { outputEnvelopeSchema, outputRecordKey, viewLine } from '../../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../../domain/output-version.js';
-import type { OutputRecord } from '../kafka/output-consumer.js';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../../kernel/safe-integer.js';
+import type { OutputRecord } from '../kafka/output-consumer.js';
 import { namespaceId } from '../store/namespace-registry.js';
 import { withPooledClient } from '../store/pooled-client.js';
 import type { Database, Queryable } from '../store/postgres.js';
