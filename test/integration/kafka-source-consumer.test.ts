@@ -432,7 +432,7 @@ describe('kafka source consumer', () => {
     await unanswered.connect(never);
     const deadline = Date.now() + 15_000;
     while (assignedOnly.length === 0 && Date.now() < deadline) await unanswered.poll(1, never);
-    expect(assignedOnly).toEqual([[0, 1]]);
+    expect(assignedOnly, 'the assignment within 15 s').toEqual([[0, 1]]);
     let started = performance.now();
     await unanswered.close(never);
     const pendingCloseMs = performance.now() - started;
@@ -461,7 +461,10 @@ describe('kafka source consumer', () => {
       records.push(...result);
       await active.assign([{ partition: 0, offset: 0 }], never).catch(() => {});
     }
-    expect(records.map((r) => r.offset)).toEqual([0]);
+    expect(
+      records.map((r) => r.offset),
+      'the record at offset 0 within 15 s',
+    ).toEqual([0]);
     started = performance.now();
     await active.close(never);
     const activeCloseMs = performance.now() - started;
@@ -542,6 +545,7 @@ describe('kafka source consumer', () => {
           answeredAfterMs = performance.now() - assignStarted;
         }
       }
+      expect(assigned.length, 'an assignment within 15 s').toBeGreaterThan(0);
       console.info(
         `assign waited ${answeredAfterMs.toFixed(0)} ms for the abandoned native consume (poll wait 1000 ms)`,
       );
@@ -551,7 +555,10 @@ describe('kafka source consumer', () => {
       const records: SourceRecord[] = [];
       const until = Date.now() + 10_000;
       while (records.length < 3 && Date.now() < until) records.push(...(await consumer.poll(10, never)));
-      expect(records.map((r) => [r.partition, r.offset])).toEqual([
+      expect(
+        records.map((r) => [r.partition, r.offset]),
+        'partition 1, offsets 0-2, within 10 s',
+      ).toEqual([
         [1, 0],
         [1, 1],
         [1, 2],

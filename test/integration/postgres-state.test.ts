@@ -25,8 +25,6 @@ import { batchNeeds } from '../../src/domain/key-window.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
-import { StoreFailure } from '../../src/machines/ports.js';
-import { bindStatementName, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import { namespaceId, registerNamespace } from '../../src/io/store/namespace-registry.js';
 import { Database } from '../../src/io/store/postgres.js';
 import {
@@ -39,6 +37,8 @@ import {
 } from '../../src/io/store/postgres-state.js';
 import { warmUpRounds } from '../../src/io/store/warm-up-batch.js';
 import type { WindowCacheLimits } from '../../src/io/store/window-cache.js';
+import { StoreFailure } from '../../src/machines/ports.js';
+import { bindStatementName, PgFaultProxy } from '../../src/showcase/pg-fault-proxy.js';
 import {
   collectLines,
   exportDecisionLines,

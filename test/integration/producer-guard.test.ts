@@ -85,7 +85,7 @@ describe('producer guard', () => {
     }
     const deadline = Date.now() + 5_000;
     while (g.lost === undefined && Date.now() < deadline) await sleep(20);
-    expect(g.lost).toBeDefined();
+    expect(g.lost, 'the guard noticing its session was ended, within 5 s').toBeDefined();
     expect(() => g.assertHeld()).toThrow(/producer guard was lost/);
   });
 });

@@ -6,13 +6,13 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { storeStatementNames } from '../../src/io/store/postgres-state.js';
 import {
   bindStatementName,
   type FaultAction,
   type FrontendMessage,
   PgFaultProxy,
 } from '../../src/showcase/pg-fault-proxy.js';
-import { storeStatementNames } from '../../src/io/store/postgres-state.js';
 import { requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';

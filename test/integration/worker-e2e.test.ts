@@ -381,7 +381,10 @@ describe('amends worker: signals and diagnostics', () => {
       running = parts.find((p) => p.partition === 0 && processing(p) && 'operation' in p && 'deadline_in_ms' in p);
       if (running === undefined) await sleep(200);
     }
-    expect(running).toMatchObject({ partition: 0, state: expect.stringMatching(/^processing/) });
+    expect(running, 'a heartbeat of partition 0 processing, within 5 s').toMatchObject({
+      partition: 0,
+      state: expect.stringMatching(/^processing/),
+    });
     const exit = await w.stop(signal);
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(5000);

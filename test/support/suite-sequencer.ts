@@ -1,0 +1,59 @@
+/**
+ * The order in which `npm test` starts its files (issue 31): longest first, so that the files
+ * running side by side finish together instead of one long file running alone at the end
+ * (longest-processing-time-first scheduling). The lengths are whole-file seconds measured
+ * alone on a 2-core machine (one file at a time, 2026-12-07); a file not listed is short
+ * and starts after the listed ones, in vitest's own order. Fixed figures rather than vitest's
+ * duration cache: CI starts from a clean checkout without that cache, and the same order
+ * everywhere makes a slow or failing run comparable with the last one.
+ *
+ * A new file that takes more than a few seconds belongs in this table.
+ */
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+export const measuredFileSeconds: Readonly<Record<string, number>> = {
+  'test/integration/chaos.test.ts': 119,
+  'test/integration/three-broker-cluster.test.ts': 92,
+  'test/integration/bench-smoke.test.ts': 68,
+  'test/integration/worker-kill.test.ts': 62,
+  'test/integration/verify-scale.test.ts': 60,
+  'test/integration/worker-source-validation.test.ts': 52,
+  'test/integration/worker-e2e.test.ts': 51,
+  'test/integration/database-outage.test.ts': 48,
+  'test/integration/transport-faults.test.ts': 40,
+  'test/simulation/simulation.test.ts': 40,
+  'test/e2e/showcase-tui.test.ts': 40,
+  'test/e2e/showcase.test.ts': 38,
+  'test/integration/verify.test.ts': 37,
+  'test/integration/source-load.test.ts': 34,
+  'test/integration/store-upgrade.test.ts': 32,
+  'test/integration/inspect-source-status.test.ts': 32,
+  'test/integration/transport-e2e.test.ts': 30,
+  'test/integration/transport-relay-kills.test.ts': 28,
+  'test/integration/rebuild-and-recover.test.ts': 28,
+  'test/integration/worker-commit-faults.test.ts': 25,
+  'test/integration/kafka-source-consumer.test.ts': 23,
+  'test/integration/postgres-state.test.ts': 21,
+  'test/integration/observability.test.ts': 21,
+  'test/integration/secured-connectivity.test.ts': 19,
+  'test/integration/read-only-commands.test.ts': 12,
+  'test/tui/dashboard-live.test.tsx': 10,
+  'test/model/group-machine.test.ts': 8,
+  'test/integration/source-create.test.ts': 8,
+  'test/integration/diagnostics.test.ts': 7,
+  'test/integration/worker-fairness.test.ts': 5,
+};
+
+function secondsOf(root: string, spec: TestSpecification): number {
+  const path = spec.moduleId.startsWith(`${root}/`) ? spec.moduleId.slice(root.length + 1) : spec.moduleId;
+  return measuredFileSeconds[path] ?? 0;
+}
+
+export default class LongestFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const base = await super.sort(files);
+    // Array.prototype.sort is stable: files of equal length keep vitest's order.
+    return base.sort((a, b) => secondsOf(root, b) - secondsOf(root, a));
+  }
+}
