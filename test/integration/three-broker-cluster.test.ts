@@ -17,6 +17,7 @@ import { leaderOf } from '../../src/showcase/private-stack.js';
 import { Prng } from '../simulation/prng.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testName } from '../support/endpoints.js';
+import { type ExclusiveHold, holdExclusive, privateClusterResource } from '../support/exclusive-resource.js';
 import { twoKeysConfig } from '../support/fixture-stories.js';
 import { ledgerChunk } from '../support/ledger-chunk.js';
 import { clusterStartBudgetMs, type PrivateCluster, startPrivateCluster } from '../support/private-cluster.js';
@@ -105,13 +106,25 @@ function expectReplicatedThreeWays(shape: TopicShape, partitions: number): void 
   expect(shape.config['retention.bytes']).toBe('-1');
 }
 
-beforeAll(async () => {
-  requireBuild();
-  cluster = await startPrivateCluster();
-}, clusterStartBudgetMs + 10_000);
+let turn: ExclusiveHold | undefined;
+/** The chaos file's whole run, which holds the turn at the private cluster meanwhile. */
+const chaosRunMaxMs = 240_000;
+
+beforeAll(
+  async () => {
+    requireBuild();
+    turn = await holdExclusive(privateClusterResource, chaosRunMaxMs);
+    cluster = await startPrivateCluster();
+  },
+  chaosRunMaxMs + clusterStartBudgetMs + 10_000,
+);
 
 afterAll(async () => {
-  await cluster?.stop();
+  try {
+    await cluster?.stop();
+  } finally {
+    await turn?.release();
+  }
 }, 90_000);
 
 describe('npm run up -- --brokers 3', () => {

@@ -44,9 +44,40 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/worker-fairness.test.ts': 5,
 };
 
+/**
+ * Files that take turns at an exclusive resource (exclusive-resource.ts): the second starts
+ * where, by the table, the first has ended, so its slot is not spent waiting for the turn.
+ */
+const startsAfter: Readonly<Record<string, string>> = {
+  'test/integration/three-broker-cluster.test.ts': 'test/integration/chaos.test.ts',
+};
+
+function pathOf(root: string, spec: TestSpecification): string {
+  return spec.moduleId.startsWith(`${root}/`) ? spec.moduleId.slice(root.length + 1) : spec.moduleId;
+}
+
+/**
+ * Moves each file of `startsAfter` to the first place whose estimated start (the seconds of
+ * the files before it, spread over `workers`) is past the estimated end of its predecessor.
+ */
+function spacedTurns(root: string, files: TestSpecification[], workers: number): TestSpecification[] {
+  const out = [...files];
+  for (const [late, first] of Object.entries(startsAfter)) {
+    const from = out.findIndex((f) => pathOf(root, f) === late);
+    const firstAt = out.findIndex((f) => pathOf(root, f) === first);
+    if (from < 0 || firstAt < 0) continue;
+    const [moved] = out.splice(from, 1) as [TestSpecification];
+    const secondsBefore = (i: number) => out.slice(0, i).reduce((sum, f) => sum + secondsOf(root, f), 0);
+    const firstEnds = secondsBefore(firstAt) / workers + (measuredFileSeconds[first] ?? 0);
+    let at = firstAt + 1;
+    while (at < out.length && secondsBefore(at) / workers < firstEnds) at++;
+    out.splice(at, 0, moved);
+  }
+  return out;
+}
+
 function secondsOf(root: string, spec: TestSpecification): number {
-  const path = spec.moduleId.startsWith(`${root}/`) ? spec.moduleId.slice(root.length + 1) : spec.moduleId;
-  return measuredFileSeconds[path] ?? 0;
+  return measuredFileSeconds[pathOf(root, spec)] ?? 0;
 }
 
 export default class LongestFirstSequencer extends BaseSequencer {
@@ -54,6 +85,7 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const root = this.ctx.config.root;
     const base = await super.sort(files);
     // Array.prototype.sort is stable: files of equal length keep vitest's order.
-    return base.sort((a, b) => secondsOf(root, b) - secondsOf(root, a));
+    const longestFirst = base.sort((a, b) => secondsOf(root, b) - secondsOf(root, a));
+    return spacedTurns(root, longestFirst, Math.max(1, this.ctx.config.maxWorkers ?? 1));
   }
 }
