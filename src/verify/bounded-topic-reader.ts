@@ -18,8 +18,8 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka/kafka-connection.js';
-import { bytesOf } from '../io/kafka/kafka-source-consumer.js';
 import { waitForFirstRecordOnly } from '../io/kafka/rdkafka-consumer-shim.js';
+import { bytesOf } from '../io/kafka/record-bytes.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { assertInvariant } from '../kernel/invariant.js';
 

@@ -35,6 +35,7 @@ import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../mach
 import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
 import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
+import { bytesOf } from './record-bytes.js';
 
 /** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
 export const defaultSessionTimeoutMs = 6_000;
@@ -529,15 +530,4 @@ export class KafkaSourceConsumer implements SourceConsumer {
     if (this.callbackFailure) throw this.callbackFailure;
     if (this.phase !== 'connected') throw operationalError(`the source consumer cannot ${what}: it is ${this.phase}`);
   }
-}
-
-/**
- * The record's bytes exactly as received: null stays null (a tombstone or a missing key), a
- * Buffer becomes a plain Uint8Array view of the same memory (no copy; the binding allocates a
- * fresh buffer per message, so nothing else shares it).
- */
-export function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
-  if (data === null || data === undefined) return null;
-  if (typeof data === 'string') return new TextEncoder().encode(data);
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
