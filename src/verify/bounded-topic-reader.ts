@@ -48,7 +48,7 @@ export interface BoundedReadOptions extends TopicReaderOptions {
 }
 
 /**
- * Bounded prefetch, as the worker's consumer (kafka-source-consumer.ts says why): librdkafka
+ * Bounded prefetch, as the worker's consumer (source-consumer-options.ts says why): librdkafka
  * by default queues up to 64 MiB per partition ahead of the reader, and keeps each fetched
  * batch whole while any of its records is queued.
  */

@@ -32,128 +32,22 @@ import { untilAborted } from '../../kernel/abortable.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
-import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
-import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
+import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
+import { describeKafkaError, kafkaErrorCode, viaCallback } from './kafka-connection.js';
 import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 import { bytesOf } from './record-bytes.js';
-
-/** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
-export const defaultSessionTimeoutMs = 6_000;
-/** librdkafka's rebalance timeout: one minute, above the worker's 20 s operation budget. */
-export const maxPollIntervalMs = 60_000;
-/**
- * How long one `poll` waits for its first record; also the longest `assign` waits for an
- * abandoned poll, whose native read serves the rebalance and then waits on for a record of
- * an assignment not yet applied. At 250 ms that wait was most of the ~395 ms from a claim to
- * the first commit (the scale run's restart); an idle worker's 20 empty polls a second cost
- * next to nothing.
- */
-export const defaultPollWaitMs = 50;
-/**
- * The poll wait while nothing is assigned (after connect, after a revocation). Such a poll can
- * only serve a rebalance, and the native read that serves the assignment then waits on for a
- * record of partitions not yet assigned, which `assign` must wait out (see there): with the
- * full wait, a restarted worker's assign waited 16-25 ms for it after its claim was done. At
- * 10 ms the read ends before the claim does (observation + claim + seek: ~20 ms); an idle
- * member without partitions wakes 100 times a second, which costs next to nothing.
- */
-export const unassignedPollWaitMs = 10;
-const connectTimeoutMs = 10_000;
-/** `disconnect()` has no timeout of its own: past this, `close` gives up waiting. */
-export const closeTimeoutMs = 10_000;
-
-/**
- * Bounded prefetch: at most 1 MiB per partition and per fetch, 4 MiB queued. A fetched record
- * batch is decompressed whole and stays in memory while any of its records is queued, so the
- * native memory follows what is fetched ahead, not only the queued records' bytes. Measured on
- * one consumer reading 8 backlogged partitions of lz4 batches (a bulk producer's, up to 4 MB
- * each) at ~23,000 records/s: with 8 MiB per fetch and 16 MiB queued its RSS was 187 MB; with
- * 1 MiB and 4 MiB 87–91 MB, at the same rate. The read-ahead buffers (fair-partition-buffer.ts)
- * hold the next polls' records anyway.
- */
-const maxPartitionFetchBytes = 1_048_576;
-const fetchMaxBytes = 1_048_576;
-const queuedMaxMessagesKbytes = 4_096;
-const queuedMinMessages = 10_000;
-/**
- * How long librdkafka postpones a partition's next fetch once its queue passed those limits
- * (librdkafka's default is 1 s). A pause and resume of the read-ahead (fair-partition-buffer.ts)
- * does not reset that wait, so a resumed partition sat out the rest of the second. Measured on
- * this consumer alone over two backlogged partitions, polls of 2000 with a 100 ms stand-in for
- * each decision: 8,354 records/s with the default, 16,919 with 10 ms (16,090 before the
- * read-ahead).
- */
-const fetchQueueBackoffMs = 10;
+import {
+  closeTimeoutMs,
+  connectTimeoutMs,
+  type KafkaSourceConsumerOptions,
+  pollWaitMsOf,
+  sourceConsumerConfig,
+  unassignedPollWaitMs,
+} from './source-consumer-options.js';
 
 const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
 const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
-
-/** worker.md §3: the group id is derived from the namespace alone. */
-export function sourceGroupId(namespace: string): string {
-  return `amends.${namespace}.source`;
-}
-
-export interface KafkaSourceConsumerOptions {
-  brokers: string;
-  namespace: string;
-  /** The manifest's source topic. */
-  topic: string;
-  /** ERR__ASSIGN_PARTITIONS, partitions ascending: the worker forwards it to runtime.partitionsAssigned. */
-  onAssigned: (partitions: readonly number[]) => void;
-  /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): forwarded to runtime.partitionsRevoked. */
-  onRevoked: (lost: boolean) => void;
-  /** `--instance-id`: static membership (KIP-345), so a restarted process reclaims its partitions. */
-  instanceId?: string;
-  /** `session.timeout.ms`; default 6000. */
-  sessionTimeoutMs?: number;
-  /** librdkafka client id; default `amends-worker-<namespace>`. */
-  clientId?: string;
-  /** How long one poll waits for its first record; default 250 ms. */
-  pollWaitMs?: number;
-  /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
-  onClientError?: (message: string) => void;
-  /** The broker's answer to each `commitFrontier` (monitoring offsets): ok, or why not. */
-  onGroupOffsetCommit?: (result: { ok: boolean; detail: string | null }) => void;
-  /** Read-ahead limits over all assigned partitions; default bufferedRecordsMax / bufferedBytesMax. */
-  bufferLimits?: BufferLimits;
-}
-
-/** The librdkafka configuration of worker.md §3 (exported so tests and diagnostics can show it). */
-export function sourceConsumerConfig(
-  options: Omit<
-    KafkaSourceConsumerOptions,
-    'onAssigned' | 'onRevoked' | 'onClientError' | 'onGroupOffsetCommit' | 'pollWaitMs' | 'bufferLimits'
-  >,
-): { global: RdKafka.ConsumerGlobalConfig; topic: RdKafka.ConsumerTopicConfig } {
-  const sessionTimeoutMs = options.sessionTimeoutMs ?? defaultSessionTimeoutMs;
-  return {
-    global: {
-      ...librdkafkaBaseConfig(options.brokers, options.clientId ?? `amends-worker-${options.namespace}`),
-      'group.id': sourceGroupId(options.namespace),
-      'group.protocol': 'classic',
-      // Eager range assignment: a rebalance revokes the whole assignment, then assigns anew.
-      'partition.assignment.strategy': 'range',
-      'session.timeout.ms': sessionTimeoutMs,
-      'heartbeat.interval.ms': Math.max(1, Math.min(3_000, Math.floor(sessionTimeoutMs / 3))),
-      'max.poll.interval.ms': maxPollIntervalMs,
-      ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
-      // PostgreSQL holds the positions: nothing is stored or committed behind our back.
-      'enable.auto.commit': false,
-      'enable.auto.offset.store': false,
-      'isolation.level': 'read_committed',
-      'enable.partition.eof': false,
-      'allow.auto.create.topics': false,
-      'max.partition.fetch.bytes': maxPartitionFetchBytes,
-      'fetch.max.bytes': fetchMaxBytes,
-      'queued.max.messages.kbytes': queuedMaxMessagesKbytes,
-      'queued.min.messages': queuedMinMessages,
-      'fetch.queue.backoff.ms': fetchQueueBackoffMs,
-    },
-    // A missing or out-of-range position is an error (−140), never a silent jump.
-    topic: { 'auto.offset.reset': 'error' },
-  };
-}
 
 type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
 
@@ -184,7 +78,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
   constructor(private readonly options: KafkaSourceConsumerOptions) {
     const config = sourceConsumerConfig(options);
     this.buffer = new FairPartitionBuffer(options.bufferLimits);
-    this.pollWaitMs = options.pollWaitMs ?? defaultPollWaitMs;
+    this.pollWaitMs = pollWaitMsOf(options);
     const adapter = this;
     this.consumer = new RdKafka.KafkaConsumer(
       {
