@@ -18,8 +18,8 @@
  *   before any record of that `consume(n)`: the binding drops an error that follows records in
  *   the same call (src/workers.cc, KafkaConsumerConsumeNum). The partition then stops fetching;
  *   it never jumps. The group checks positions against the observed bounds before assigning.
- * - No offsets are committed to the group, not even for monitoring: PostgreSQL's frontier is
- *   the only position, and a group offset is never read.
+ * - Offsets go to the group for monitoring only (`commitFrontier`, asynchronous, never waited
+ *   for): PostgreSQL's frontier is the only position, and a group offset is never read.
  * - Polls take the assigned partitions in turns (fair-partition-buffer.ts): the adapter reads
  *   ahead into per-partition buffers and returns one partition's records per poll, round robin;
  *   when several are assigned, one whose buffer is full is paused so that reading on reaches
@@ -131,16 +131,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
   }
 
   /**
-   * Up to `maxRecords` records of one partition, the assigned partitions in turns (see
-   * fair-partition-buffer.ts). Rebalance callbacks fire inside the native reads. When the signal
-   * fires, the poll rejects at once and a native read in flight runs on (it cannot be
-   * cancelled): its records are dropped. That is safe because the group only abandons a poll for
-   * a rebalance or a stop, so the next poll follows an explicit assignment from PostgreSQL (or an
-   * unassign), which also empties the buffers, and `assign` waits for the abandoned read first
-   * (see there). A poll that would read on past dropped records without one is refused (an
-   * invariant, not a user error).
-   */
-  /**
    * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
    * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
    * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
@@ -158,6 +148,16 @@ export class KafkaSourceConsumer implements SourceConsumer {
     }
   }
 
+  /**
+   * Up to `maxRecords` records of one partition, the assigned partitions in turns (see
+   * fair-partition-buffer.ts). Rebalance callbacks fire inside the native reads. When the signal
+   * fires, the poll rejects at once and a native read in flight runs on (it cannot be
+   * cancelled): its records are dropped. That is safe because the group only abandons a poll for
+   * a rebalance or a stop, so the next poll follows an explicit assignment from PostgreSQL (or an
+   * unassign), which also empties the buffers, and `assign` waits for the abandoned read first
+   * (see there). A poll that would read on past dropped records without one is refused (an
+   * invariant, not a user error).
+   */
   async poll(maxRecords: number, signal: AbortSignal): Promise<readonly SourceRecord[]> {
     signal.throwIfAborted();
     this.throwIfUnusable('poll');

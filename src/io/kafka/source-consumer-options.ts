@@ -19,9 +19,9 @@ export const maxPollIntervalMs = 60_000;
 /**
  * How long one `poll` waits for its first record; also the longest `assign` waits for an
  * abandoned poll, whose native read serves the rebalance and then waits on for a record of
- * an assignment not yet applied. At 250 ms that wait was most of the ~395 ms from a claim to
- * the first commit (the scale run's restart); an idle worker's 20 empty polls a second cost
- * next to nothing.
+ * an assignment not yet applied. At 250 ms that wait was most of the 336 ms from a claim to
+ * the first commit (the scale run's restart; 129 ms at 50 ms, docs/benchmarks.md); an idle
+ * worker's 20 empty polls a second cost next to nothing.
  */
 export const defaultPollWaitMs = 50;
 /**
@@ -77,11 +77,11 @@ export interface KafkaSourceConsumerOptions {
   onRevoked: (lost: boolean) => void;
   /** `--instance-id`: static membership (KIP-345), so a restarted process reclaims its partitions. */
   instanceId?: string;
-  /** `session.timeout.ms`; default 6000. */
+  /** `session.timeout.ms`; default `defaultSessionTimeoutMs` (6000). */
   sessionTimeoutMs?: number;
   /** librdkafka client id; default `amends-worker-<namespace>`. */
   clientId?: string;
-  /** How long one poll waits for its first record; default 250 ms. */
+  /** How long one poll waits for its first record; default `defaultPollWaitMs` (50 ms). */
   pollWaitMs?: number;
   /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
   onClientError?: (message: string) => void;
