@@ -44,19 +44,18 @@ import {
   sourceConsumerConfig,
   unassignedPollWaitMs,
 } from './source-consumer-options.js';
+import { SourceConsumerPhase } from './source-consumer-phase.js';
 
 const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
 const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
-
-type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
 
 /** The rebalance librdkafka is waiting for us to answer. */
 type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
 
 export class KafkaSourceConsumer implements SourceConsumer {
   private readonly consumer: RdKafka.KafkaConsumer;
-  private phase: Phase = 'new';
+  private readonly phase = new SourceConsumerPhase();
   private pending: PendingRebalance | null = null;
   /** The native consume of the latest poll, settled or not: a poll abandoned on abort runs on. */
   private nativeConsume: Promise<void> = Promise.resolve();
@@ -104,8 +103,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
   /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
   async connect(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    if (this.phase !== 'new') throw operationalError(`the source consumer cannot connect from state ${this.phase}`);
-    this.phase = 'connecting';
+    this.phase.startConnecting();
     const { topic, brokers } = this.options;
     const connected = viaCallback<unknown>((done) =>
       this.consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done),
@@ -115,19 +113,19 @@ export class KafkaSourceConsumer implements SourceConsumer {
       await untilAborted(connected, signal, 'connecting the source consumer');
     } catch (error) {
       if (signal.aborted) throw error; // the connect runs on: close() waits for it, then disconnects
-      this.phase = 'new'; // the library disconnects a failed connect itself
+      this.phase.connectFailed(); // the library disconnects a failed connect itself
       throw operationalError(
         `cannot connect the source consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running and are --brokers / AMENDS_BROKERS right?`,
         error,
       );
     }
-    if (this.phase !== 'connecting') return; // closed meanwhile
+    if (!this.phase.isConnecting) return; // closed meanwhile
     try {
       this.consumer.subscribe([topic]);
     } catch (error) {
       throw operationalError(`cannot subscribe to topic ${topic}: ${describeKafkaError(error)}`, error);
     }
-    this.phase = 'connected';
+    this.phase.subscribed();
   }
 
   /**
@@ -138,7 +136,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
    * when it could not even be queued (not connected, or the client refused it at once).
    */
   commitFrontier(partition: number, frontier: number): boolean {
-    if (this.phase !== 'connected') return false;
+    if (!this.phase.isConnected) return false;
     try {
       this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
       return true;
@@ -286,11 +284,11 @@ export class KafkaSourceConsumer implements SourceConsumer {
    */
   async unassign(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    if (this.phase !== 'connected') return;
+    if (!this.phase.isConnected) return;
     // Let an abandoned native consume finish first, so that what it dropped is counted before
     // the count is cleared here (it ends within the poll wait).
     await untilAborted(this.nativeConsume, signal, 'unassigning the source partitions');
-    if (this.phase !== 'connected') return;
+    if (!this.phase.isConnected) return;
     try {
       this.consumer.unassign();
       this.resumePaused();
@@ -316,12 +314,11 @@ export class KafkaSourceConsumer implements SourceConsumer {
   }
 
   private async closeOnce(): Promise<void> {
-    const wasConnecting = this.phase === 'connecting';
-    this.phase = 'closing';
+    const wasConnecting = this.phase.startClosing();
     if (wasConnecting) await this.connecting;
     if (this.pending !== null) this.answerWithUnassign(this.consumer);
     if (!this.consumer.isConnected()) {
-      this.phase = 'closed';
+      this.phase.closed();
       return;
     }
     // The binding's disconnect waits for a running native consume (it takes the connection
@@ -341,14 +338,14 @@ export class KafkaSourceConsumer implements SourceConsumer {
     } finally {
       clearTimeout(timer);
       disconnected.catch(() => {});
-      this.phase = 'closed';
+      this.phase.closed();
     }
   }
 
   /** The rebalance callback. Everything is caught: the library ignores its result. */
   private onRebalance(consumer: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown): void {
     try {
-      if (this.phase === 'closing' || this.phase === 'closed') {
+      if (this.phase.isClosing) {
         // The group has released everything before close: answer librdkafka ourselves so that
         // disconnect() does not wait for an unassign nobody else will make.
         this.answerWithUnassign(consumer);
@@ -422,6 +419,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
 
   private throwIfUnusable(what: string): void {
     if (this.callbackFailure) throw this.callbackFailure;
-    if (this.phase !== 'connected') throw operationalError(`the source consumer cannot ${what}: it is ${this.phase}`);
+    this.phase.throwUnlessConnected(what);
   }
 }
