@@ -34,7 +34,7 @@ import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, viaCallback } from './kafka-connection.js';
-import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
+import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 import { bytesOf } from './record-bytes.js';
 import {
   closeTimeoutMs,
@@ -45,13 +45,9 @@ import {
   unassignedPollWaitMs,
 } from './source-consumer-options.js';
 import { SourceConsumerPhase } from './source-consumer-phase.js';
+import { type PendingRebalance, rebalanceRequest } from './source-rebalance.js';
 
-const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
-const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
-
-/** The rebalance librdkafka is waiting for us to answer. */
-type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
 
 export class KafkaSourceConsumer implements SourceConsumer {
   private readonly consumer: RdKafka.KafkaConsumer;
@@ -351,22 +347,11 @@ export class KafkaSourceConsumer implements SourceConsumer {
         this.answerWithUnassign(consumer);
         return;
       }
-      const code = kafkaErrorCode(error);
-      if (code === errAssignPartitions) {
-        const partitions = this.partitionsOf(assignment);
-        this.pending = { kind: 'assign', partitions };
-        this.options.onAssigned(partitions);
-      } else if (code === errRevokePartitions) {
-        const lost = consumerShim(consumer).assignmentLost();
-        this.pending = { kind: 'revoke', lost };
-        this.options.onRevoked(lost);
-      } else {
-        // Any other code means the assignment cannot be kept (librdkafka: answer with unassign):
-        // report it as a loss so the group releases everything and unassigns.
-        this.options.onClientError?.(`kafka consumer: rebalance error ${describeKafkaError(error)}`);
-        this.pending = { kind: 'revoke', lost: true };
-        this.options.onRevoked(true);
-      }
+      const { request, rebalanceError } = rebalanceRequest(consumer, error, assignment, this.options.topic);
+      if (rebalanceError !== null) this.options.onClientError?.(`kafka consumer: rebalance error ${rebalanceError}`);
+      this.pending = request;
+      if (request.kind === 'assign') this.options.onAssigned(request.partitions);
+      else this.options.onRevoked(request.lost);
     } catch (failure) {
       const message = `the rebalance callback failed: ${failure instanceof Error ? failure.message : String(failure)}`;
       this.callbackFailure ??= operationalError(message, failure);
@@ -383,15 +368,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
     this.assigned = false;
     this.groupPartitions = [];
     this.pending = null;
-  }
-
-  private partitionsOf(assignment: unknown): number[] {
-    assertInvariant(Array.isArray(assignment), 'the rebalance callback got no partition list');
-    const partitions = (assignment as { topic: string; partition: number }[]).map((tp) => {
-      assertInvariant(tp.topic === this.options.topic, `assigned ${tp.topic}[${tp.partition}], not the source topic`);
-      return tp.partition;
-    });
-    return partitions.sort((a, b) => a - b);
   }
 
   private toSourceRecord(message: RdKafka.Message): SourceRecord {
