@@ -18,8 +18,8 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka/kafka-connection.js';
-import { bytesOf } from '../io/kafka/kafka-source-consumer.js';
 import { waitForFirstRecordOnly } from '../io/kafka/rdkafka-consumer-shim.js';
+import { bytesOf } from '../io/kafka/record-bytes.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { assertInvariant } from '../kernel/invariant.js';
 
@@ -48,7 +48,7 @@ export interface BoundedReadOptions extends TopicReaderOptions {
 }
 
 /**
- * Bounded prefetch, as the worker's consumer (kafka-source-consumer.ts says why): librdkafka
+ * Bounded prefetch, as the worker's consumer (source-consumer-options.ts says why): librdkafka
  * by default queues up to 64 MiB per partition ahead of the reader, and keeps each fetched
  * batch whole while any of its records is queued.
  */

@@ -13,13 +13,13 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sourceTopicConfig } from '../../src/cli/commands/source-create.js';
 import type { FairPartitionBuffer } from '../../src/io/kafka/fair-partition-buffer.js';
 import { withKafkaAdmin } from '../../src/io/kafka/kafka-admin.js';
+import { KafkaSourceConsumer } from '../../src/io/kafka/kafka-source-consumer.js';
+import { servesEveryPartition } from '../../src/io/kafka/safe-topic.js';
 import {
-  KafkaSourceConsumer,
   type KafkaSourceConsumerOptions,
   sourceConsumerConfig,
   sourceGroupId,
-} from '../../src/io/kafka/kafka-source-consumer.js';
-import { servesEveryPartition } from '../../src/io/kafka/safe-topic.js';
+} from '../../src/io/kafka/source-consumer-options.js';
 import type { PartitionPosition, SourceRecord } from '../../src/machines/ports.js';
 import { testBrokers, testName } from '../support/endpoints.js';
 import {

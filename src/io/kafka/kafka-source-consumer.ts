@@ -18,8 +18,8 @@
  *   before any record of that `consume(n)`: the binding drops an error that follows records in
  *   the same call (src/workers.cc, KafkaConsumerConsumeNum). The partition then stops fetching;
  *   it never jumps. The group checks positions against the observed bounds before assigning.
- * - No offsets are committed to the group, not even for monitoring: PostgreSQL's frontier is
- *   the only position, and a group offset is never read.
+ * - Offsets go to the group for monitoring only (`commitFrontier`, asynchronous, never waited
+ *   for): PostgreSQL's frontier is the only position, and a group offset is never read.
  * - Polls take the assigned partitions in turns (fair-partition-buffer.ts): the adapter reads
  *   ahead into per-partition buffers and returns one partition's records per poll, round robin;
  *   when several are assigned, one whose buffer is full is paused so that reading on reaches
@@ -32,136 +32,26 @@ import { untilAborted } from '../../kernel/abortable.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
-import { type BufferLimits, FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
-import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
-import { consumerShim, waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
+import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
+import { describeKafkaError, kafkaErrorCode, viaCallback } from './kafka-connection.js';
+import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
+import { bytesOf } from './record-bytes.js';
+import {
+  closeTimeoutMs,
+  connectTimeoutMs,
+  type KafkaSourceConsumerOptions,
+  pollWaitMsOf,
+  sourceConsumerConfig,
+  unassignedPollWaitMs,
+} from './source-consumer-options.js';
+import { SourceConsumerPhase } from './source-consumer-phase.js';
+import { type PendingRebalance, rebalanceRequest } from './source-rebalance.js';
 
-/** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
-export const defaultSessionTimeoutMs = 6_000;
-/** librdkafka's rebalance timeout: one minute, above the worker's 20 s operation budget. */
-export const maxPollIntervalMs = 60_000;
-/**
- * How long one `poll` waits for its first record; also the longest `assign` waits for an
- * abandoned poll, whose native read serves the rebalance and then waits on for a record of
- * an assignment not yet applied. At 250 ms that wait was most of the ~395 ms from a claim to
- * the first commit (the scale run's restart); an idle worker's 20 empty polls a second cost
- * next to nothing.
- */
-export const defaultPollWaitMs = 50;
-/**
- * The poll wait while nothing is assigned (after connect, after a revocation). Such a poll can
- * only serve a rebalance, and the native read that serves the assignment then waits on for a
- * record of partitions not yet assigned, which `assign` must wait out (see there): with the
- * full wait, a restarted worker's assign waited 16-25 ms for it after its claim was done. At
- * 10 ms the read ends before the claim does (observation + claim + seek: ~20 ms); an idle
- * member without partitions wakes 100 times a second, which costs next to nothing.
- */
-export const unassignedPollWaitMs = 10;
-const connectTimeoutMs = 10_000;
-/** `disconnect()` has no timeout of its own: past this, `close` gives up waiting. */
-export const closeTimeoutMs = 10_000;
-
-/**
- * Bounded prefetch: at most 1 MiB per partition and per fetch, 4 MiB queued. A fetched record
- * batch is decompressed whole and stays in memory while any of its records is queued, so the
- * native memory follows what is fetched ahead, not only the queued records' bytes. Measured on
- * one consumer reading 8 backlogged partitions of lz4 batches (a bulk producer's, up to 4 MB
- * each) at ~23,000 records/s: with 8 MiB per fetch and 16 MiB queued its RSS was 187 MB; with
- * 1 MiB and 4 MiB 87–91 MB, at the same rate. The read-ahead buffers (fair-partition-buffer.ts)
- * hold the next polls' records anyway.
- */
-const maxPartitionFetchBytes = 1_048_576;
-const fetchMaxBytes = 1_048_576;
-const queuedMaxMessagesKbytes = 4_096;
-const queuedMinMessages = 10_000;
-/**
- * How long librdkafka postpones a partition's next fetch once its queue passed those limits
- * (librdkafka's default is 1 s). A pause and resume of the read-ahead (fair-partition-buffer.ts)
- * does not reset that wait, so a resumed partition sat out the rest of the second. Measured on
- * this consumer alone over two backlogged partitions, polls of 2000 with a 100 ms stand-in for
- * each decision: 8,354 records/s with the default, 16,919 with 10 ms (16,090 before the
- * read-ahead).
- */
-const fetchQueueBackoffMs = 10;
-
-const errAssignPartitions = RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS; // -175
-const errRevokePartitions = RdKafka.CODES.ERRORS.ERR__REVOKE_PARTITIONS; // -174
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
-
-/** worker.md §3: the group id is derived from the namespace alone. */
-export function sourceGroupId(namespace: string): string {
-  return `amends.${namespace}.source`;
-}
-
-export interface KafkaSourceConsumerOptions {
-  brokers: string;
-  namespace: string;
-  /** The manifest's source topic. */
-  topic: string;
-  /** ERR__ASSIGN_PARTITIONS, partitions ascending: the worker forwards it to runtime.partitionsAssigned. */
-  onAssigned: (partitions: readonly number[]) => void;
-  /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): forwarded to runtime.partitionsRevoked. */
-  onRevoked: (lost: boolean) => void;
-  /** `--instance-id`: static membership (KIP-345), so a restarted process reclaims its partitions. */
-  instanceId?: string;
-  /** `session.timeout.ms`; default 6000. */
-  sessionTimeoutMs?: number;
-  /** librdkafka client id; default `amends-worker-<namespace>`. */
-  clientId?: string;
-  /** How long one poll waits for its first record; default 250 ms. */
-  pollWaitMs?: number;
-  /** Errors librdkafka reports outside any call (broker connections, a failing callback). */
-  onClientError?: (message: string) => void;
-  /** The broker's answer to each `commitFrontier` (monitoring offsets): ok, or why not. */
-  onGroupOffsetCommit?: (result: { ok: boolean; detail: string | null }) => void;
-  /** Read-ahead limits over all assigned partitions; default bufferedRecordsMax / bufferedBytesMax. */
-  bufferLimits?: BufferLimits;
-}
-
-/** The librdkafka configuration of worker.md §3 (exported so tests and diagnostics can show it). */
-export function sourceConsumerConfig(
-  options: Omit<
-    KafkaSourceConsumerOptions,
-    'onAssigned' | 'onRevoked' | 'onClientError' | 'onGroupOffsetCommit' | 'pollWaitMs' | 'bufferLimits'
-  >,
-): { global: RdKafka.ConsumerGlobalConfig; topic: RdKafka.ConsumerTopicConfig } {
-  const sessionTimeoutMs = options.sessionTimeoutMs ?? defaultSessionTimeoutMs;
-  return {
-    global: {
-      ...librdkafkaBaseConfig(options.brokers, options.clientId ?? `amends-worker-${options.namespace}`),
-      'group.id': sourceGroupId(options.namespace),
-      'group.protocol': 'classic',
-      // Eager range assignment: a rebalance revokes the whole assignment, then assigns anew.
-      'partition.assignment.strategy': 'range',
-      'session.timeout.ms': sessionTimeoutMs,
-      'heartbeat.interval.ms': Math.max(1, Math.min(3_000, Math.floor(sessionTimeoutMs / 3))),
-      'max.poll.interval.ms': maxPollIntervalMs,
-      ...(options.instanceId === undefined ? {} : { 'group.instance.id': options.instanceId }),
-      // PostgreSQL holds the positions: nothing is stored or committed behind our back.
-      'enable.auto.commit': false,
-      'enable.auto.offset.store': false,
-      'isolation.level': 'read_committed',
-      'enable.partition.eof': false,
-      'allow.auto.create.topics': false,
-      'max.partition.fetch.bytes': maxPartitionFetchBytes,
-      'fetch.max.bytes': fetchMaxBytes,
-      'queued.max.messages.kbytes': queuedMaxMessagesKbytes,
-      'queued.min.messages': queuedMinMessages,
-      'fetch.queue.backoff.ms': fetchQueueBackoffMs,
-    },
-    // A missing or out-of-range position is an error (−140), never a silent jump.
-    topic: { 'auto.offset.reset': 'error' },
-  };
-}
-
-type Phase = 'new' | 'connecting' | 'connected' | 'closing' | 'closed';
-
-/** The rebalance librdkafka is waiting for us to answer. */
-type PendingRebalance = { kind: 'assign'; partitions: readonly number[] } | { kind: 'revoke'; lost: boolean };
 
 export class KafkaSourceConsumer implements SourceConsumer {
   private readonly consumer: RdKafka.KafkaConsumer;
-  private phase: Phase = 'new';
+  private readonly phase = new SourceConsumerPhase();
   private pending: PendingRebalance | null = null;
   /** The native consume of the latest poll, settled or not: a poll abandoned on abort runs on. */
   private nativeConsume: Promise<void> = Promise.resolve();
@@ -183,7 +73,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
   constructor(private readonly options: KafkaSourceConsumerOptions) {
     const config = sourceConsumerConfig(options);
     this.buffer = new FairPartitionBuffer(options.bufferLimits);
-    this.pollWaitMs = options.pollWaitMs ?? defaultPollWaitMs;
+    this.pollWaitMs = pollWaitMsOf(options);
     const adapter = this;
     this.consumer = new RdKafka.KafkaConsumer(
       {
@@ -209,8 +99,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
   /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
   async connect(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    if (this.phase !== 'new') throw operationalError(`the source consumer cannot connect from state ${this.phase}`);
-    this.phase = 'connecting';
+    this.phase.startConnecting();
     const { topic, brokers } = this.options;
     const connected = viaCallback<unknown>((done) =>
       this.consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done),
@@ -220,19 +109,37 @@ export class KafkaSourceConsumer implements SourceConsumer {
       await untilAborted(connected, signal, 'connecting the source consumer');
     } catch (error) {
       if (signal.aborted) throw error; // the connect runs on: close() waits for it, then disconnects
-      this.phase = 'new'; // the library disconnects a failed connect itself
+      this.phase.connectFailed(); // the library disconnects a failed connect itself
       throw operationalError(
         `cannot connect the source consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running and are --brokers / AMENDS_BROKERS right?`,
         error,
       );
     }
-    if (this.phase !== 'connecting') return; // closed meanwhile
+    if (!this.phase.isConnecting) return; // closed meanwhile
     try {
       this.consumer.subscribe([topic]);
     } catch (error) {
       throw operationalError(`cannot subscribe to topic ${topic}: ${describeKafkaError(error)}`, error);
     }
-    this.phase = 'connected';
+    this.phase.subscribed();
+  }
+
+  /**
+   * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
+   * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
+   * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
+   * librdkafka queues the commit and the answer arrives through onGroupOffsetCommit. False
+   * when it could not even be queued (not connected, or the client refused it at once).
+   */
+  commitFrontier(partition: number, frontier: number): boolean {
+    if (!this.phase.isConnected) return false;
+    try {
+      this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
+      return true;
+    } catch (error) {
+      this.options.onGroupOffsetCommit?.({ ok: false, detail: describeKafkaError(error) });
+      return false;
+    }
   }
 
   /**
@@ -245,24 +152,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
    * (see there). A poll that would read on past dropped records without one is refused (an
    * invariant, not a user error).
    */
-  /**
-   * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
-   * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
-   * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
-   * librdkafka queues the commit and the answer arrives through onGroupOffsetCommit. False
-   * when it could not even be queued (not connected, or the client refused it at once).
-   */
-  commitFrontier(partition: number, frontier: number): boolean {
-    if (this.phase !== 'connected') return false;
-    try {
-      this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
-      return true;
-    } catch (error) {
-      this.options.onGroupOffsetCommit?.({ ok: false, detail: describeKafkaError(error) });
-      return false;
-    }
-  }
-
   async poll(maxRecords: number, signal: AbortSignal): Promise<readonly SourceRecord[]> {
     signal.throwIfAborted();
     this.throwIfUnusable('poll');
@@ -391,11 +280,11 @@ export class KafkaSourceConsumer implements SourceConsumer {
    */
   async unassign(signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
-    if (this.phase !== 'connected') return;
+    if (!this.phase.isConnected) return;
     // Let an abandoned native consume finish first, so that what it dropped is counted before
     // the count is cleared here (it ends within the poll wait).
     await untilAborted(this.nativeConsume, signal, 'unassigning the source partitions');
-    if (this.phase !== 'connected') return;
+    if (!this.phase.isConnected) return;
     try {
       this.consumer.unassign();
       this.resumePaused();
@@ -421,12 +310,11 @@ export class KafkaSourceConsumer implements SourceConsumer {
   }
 
   private async closeOnce(): Promise<void> {
-    const wasConnecting = this.phase === 'connecting';
-    this.phase = 'closing';
+    const wasConnecting = this.phase.startClosing();
     if (wasConnecting) await this.connecting;
     if (this.pending !== null) this.answerWithUnassign(this.consumer);
     if (!this.consumer.isConnected()) {
-      this.phase = 'closed';
+      this.phase.closed();
       return;
     }
     // The binding's disconnect waits for a running native consume (it takes the connection
@@ -446,35 +334,24 @@ export class KafkaSourceConsumer implements SourceConsumer {
     } finally {
       clearTimeout(timer);
       disconnected.catch(() => {});
-      this.phase = 'closed';
+      this.phase.closed();
     }
   }
 
   /** The rebalance callback. Everything is caught: the library ignores its result. */
   private onRebalance(consumer: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, assignment: unknown): void {
     try {
-      if (this.phase === 'closing' || this.phase === 'closed') {
+      if (this.phase.isClosing) {
         // The group has released everything before close: answer librdkafka ourselves so that
         // disconnect() does not wait for an unassign nobody else will make.
         this.answerWithUnassign(consumer);
         return;
       }
-      const code = kafkaErrorCode(error);
-      if (code === errAssignPartitions) {
-        const partitions = this.partitionsOf(assignment);
-        this.pending = { kind: 'assign', partitions };
-        this.options.onAssigned(partitions);
-      } else if (code === errRevokePartitions) {
-        const lost = consumerShim(consumer).assignmentLost();
-        this.pending = { kind: 'revoke', lost };
-        this.options.onRevoked(lost);
-      } else {
-        // Any other code means the assignment cannot be kept (librdkafka: answer with unassign):
-        // report it as a loss so the group releases everything and unassigns.
-        this.options.onClientError?.(`kafka consumer: rebalance error ${describeKafkaError(error)}`);
-        this.pending = { kind: 'revoke', lost: true };
-        this.options.onRevoked(true);
-      }
+      const { request, rebalanceError } = rebalanceRequest(consumer, error, assignment, this.options.topic);
+      if (rebalanceError !== null) this.options.onClientError?.(`kafka consumer: rebalance error ${rebalanceError}`);
+      this.pending = request;
+      if (request.kind === 'assign') this.options.onAssigned(request.partitions);
+      else this.options.onRevoked(request.lost);
     } catch (failure) {
       const message = `the rebalance callback failed: ${failure instanceof Error ? failure.message : String(failure)}`;
       this.callbackFailure ??= operationalError(message, failure);
@@ -491,15 +368,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
     this.assigned = false;
     this.groupPartitions = [];
     this.pending = null;
-  }
-
-  private partitionsOf(assignment: unknown): number[] {
-    assertInvariant(Array.isArray(assignment), 'the rebalance callback got no partition list');
-    const partitions = (assignment as { topic: string; partition: number }[]).map((tp) => {
-      assertInvariant(tp.topic === this.options.topic, `assigned ${tp.topic}[${tp.partition}], not the source topic`);
-      return tp.partition;
-    });
-    return partitions.sort((a, b) => a - b);
   }
 
   private toSourceRecord(message: RdKafka.Message): SourceRecord {
@@ -527,17 +395,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
 
   private throwIfUnusable(what: string): void {
     if (this.callbackFailure) throw this.callbackFailure;
-    if (this.phase !== 'connected') throw operationalError(`the source consumer cannot ${what}: it is ${this.phase}`);
+    this.phase.throwUnlessConnected(what);
   }
-}
-
-/**
- * The record's bytes exactly as received: null stays null (a tombstone or a missing key), a
- * Buffer becomes a plain Uint8Array view of the same memory (no copy; the binding allocates a
- * fresh buffer per message, so nothing else shares it).
- */
-export function bytesOf(data: Buffer | string | null | undefined): Uint8Array | null {
-  if (data === null || data === undefined) return null;
-  if (typeof data === 'string') return new TextEncoder().encode(data);
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
