@@ -10,12 +10,13 @@ import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../../domain/config.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
 import { runShowcase } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
-import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -107,7 +108,7 @@ export const showcaseCommand = defineCommand({
       report.verdict = String(outcome.verify.verdict);
       code = outcome.verifyExitCode;
     } catch (error) {
-      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : (error as Error).message;
+      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : errorMessage(error);
       timeline.note(`stopped: ${report.error}`);
     } finally {
       process.off('SIGINT', onInterrupt);
