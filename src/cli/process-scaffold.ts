@@ -8,7 +8,6 @@
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Manifest } from '../domain/config.js';
-import { usageError } from '../kernel/amends-error.js';
 import { HeartbeatWriter, type ProcessRole } from '../io/process/heartbeat-writer.js';
 import type { JsonLog } from '../io/process/json-log.js';
 import type { Readiness } from '../io/process/metrics-server.js';
@@ -16,6 +15,8 @@ import { type RideOptions, rideThrough } from '../io/process/ride-through.js';
 import { registerNamespace } from '../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/postgres.js';
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
+import { usageError } from '../kernel/amends-error.js';
+import { isDependencyOutage } from './dependency-outage.js';
 import { readManifestFile } from './input-files.js';
 import { kafkaEndpointFrom } from './kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
@@ -100,6 +101,7 @@ export class ProcessScaffold {
       signal: this.stopping.signal,
       log: options.log,
       role: options.role,
+      isOutage: isDependencyOutage,
     };
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);
