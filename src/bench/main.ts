@@ -23,6 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { defaultBrokers } from '../io/kafka/kafka-connection.js';
+import { errorMessage } from '../kernel/error-message.js';
 import { renderChart } from './bench-chart.js';
 import { BenchContext, repoRoot } from './bench-context.js';
 import { type BenchOptions, benchUsage, parseBenchOptions } from './bench-options.js';
@@ -89,7 +90,7 @@ function benchOptions(argv: readonly string[]): BenchOptions {
   try {
     return parseBenchOptions(argv, join(repoRoot, 'artifacts', 'bench'));
   } catch (error) {
-    say(`bench: ${error instanceof Error ? error.message : String(error)} (see --help)`);
+    say(`bench: ${errorMessage(error)} (see --help)`);
     process.exit(2);
   }
 }

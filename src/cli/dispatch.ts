@@ -2,12 +2,14 @@
  * Runs an executable made of subcommands (cli.md): `help [command]`, `-h`/`--help` and
  * `--version` everywhere; picks the command, parses its flags with meow (an unknown flag
  * is a usage error with the command's help, a missing required flag one line), runs it,
- * and turns any failure into a one-line diagnostic and an exit code.
+ * and turns any failure into a one-line diagnostic and an exit code (then the error's next
+ * step, when it names one, on a line of its own).
  */
 import meow from 'meow';
+import { errorMessage } from '../kernel/error-message.js';
 import { watchClosedPipes } from './closed-pipe.js';
 import type { Command, CommandIo } from './command.js';
-import { diagnosticFor, exitCodeFor, exitCodes } from './exit.js';
+import { diagnosticFor, exitCodeFor, exitCodes, nextStepLine } from './exit.js';
 import { asksFor, joinDashValues, missingFlags, missingFlagsMessage, unknownFlags } from './flag-check.js';
 import { commandHelp, type Executable, listing } from './help-text.js';
 import { packageVersion } from './version.js';
@@ -79,7 +81,7 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
     });
   } catch (error) {
     // meow throws on a `choices` violation instead of exiting; it is a usage error.
-    io.stderr.write(`${prefix}: ${(error as Error).message}${seeHelp}\n`);
+    io.stderr.write(`${prefix}: ${errorMessage(error)}${seeHelp}\n`);
     return exitCodes.usage;
   }
   const unknown = unknownFlags(command.flags, cli.unnormalizedFlags, rest);
@@ -97,6 +99,8 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
   } catch (error) {
     const hint = exitCodeFor(error) === exitCodes.usage ? seeHelp : '';
     io.stderr.write(`${diagnosticFor(prefix, error)}${hint}\n`);
+    const nextStep = nextStepLine(prefix, error);
+    if (nextStep !== undefined) io.stderr.write(`${nextStep}\n`);
     if (io.env.AMENDS_DEBUG && error instanceof Error) io.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);
   }

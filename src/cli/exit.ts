@@ -2,7 +2,9 @@
  * The one place where failures become exit codes (cli.md): 0 success, 1 operational
  * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
  */
+
 import { AmendsError } from '../kernel/amends-error.js';
+import { errorMessage } from '../kernel/error-message.js';
 import type { Verdict } from '../verify/verify-document.js';
 
 export const exitCodes = { ok: 0, failure: 1, usage: 2, verifyFail: 3, verifyIncomplete: 4 } as const;
@@ -23,10 +25,19 @@ export function diagnosticFor(program: string, error: unknown): string {
   return `${program}: ${failureLine(error)}`;
 }
 
+/**
+ * What the user can try next, when the error says (AmendsError's `nextStep`): printed on its
+ * own line after the diagnostic, so the diagnostic stays the one line that says what failed.
+ */
+export function nextStepLine(program: string, error: unknown): string | undefined {
+  if (!(error instanceof AmendsError) || error.nextStep === undefined) return undefined;
+  return `${program}: next step: ${firstLine(error.nextStep)}`;
+}
+
 /** What went wrong in one line, without the program's name (verify --json's ERROR reason). */
 export function failureLine(error: unknown): string {
   if (error instanceof AmendsError) return firstLine(error.message);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return `unexpected failure: ${firstLine(message)}`;
 }
 

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { type Manifest, parseManifest } from '../domain/config.js';
 import { decodeUtf8 } from '../domain/strict-json.js';
 import { invalidInput, usageError } from '../kernel/amends-error.js';
+import { errorMessage } from '../kernel/error-message.js';
 
 export const standardInputPath = '-';
 let standardInputRead = false;
@@ -33,7 +34,7 @@ export async function readInputBytes(path: string, what: string): Promise<Uint8A
     if (code === 'ENOENT') throw invalidInput(`${what} ${path}: no such file`);
     if (code === 'EISDIR') throw invalidInput(`${what} ${path}: is a directory, not a file`);
     if (code === 'EACCES') throw invalidInput(`${what} ${path}: permission denied`);
-    throw invalidInput(`${what} ${path}: cannot be read (${code ?? (error as Error).message})`);
+    throw invalidInput(`${what} ${path}: cannot be read (${code ?? errorMessage(error)})`);
   }
 }
 
@@ -55,7 +56,7 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
     return JSON.parse(text);
   } catch (error) {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped here
-    const reason = (error as Error).message.replace(/[\u0000-\u001f]/g, (c) => JSON.stringify(c).slice(1, -1));
+    const reason = errorMessage(error).replace(/[\u0000-\u001f]/g, (c) => JSON.stringify(c).slice(1, -1));
     throw invalidInput(`${what} ${inputName(path)}: not valid JSON (${reason})`);
   }
 }

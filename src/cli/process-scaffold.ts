@@ -16,6 +16,7 @@ import { registerNamespace } from '../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/postgres.js';
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
 import { usageError } from '../kernel/amends-error.js';
+import { isDependencyOutage } from './dependency-outage.js';
 import { readManifestFile } from './input-files.js';
 import { kafkaEndpointFrom } from './kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
@@ -100,6 +101,7 @@ export class ProcessScaffold {
       signal: this.stopping.signal,
       log: options.log,
       role: options.role,
+      isOutage: isDependencyOutage,
     };
     process.on('SIGINT', this.onSignal);
     process.on('SIGTERM', this.onSignal);

@@ -18,8 +18,8 @@
  * always of the whole assignment, and an assignment only follows a completed revocation.
  */
 import { and, type ErrorActorEvent, not } from 'xstate';
+import { errorMessage } from '../kernel/error-message.js';
 import {
-  errorText,
   groupSetup,
   type OutageParams,
   partitionFailureOf,
@@ -355,7 +355,7 @@ function endedOutage({ event }: { event: PartitionEndedEvent }): OutageParams {
 }
 
 function unobservable({ event }: { event: ErrorActorEvent }): OutageParams {
-  return { failure: { reason: 'source_unobservable', partition: null, detail: errorText(event.error) } };
+  return { failure: { reason: 'source_unobservable', partition: null, detail: errorMessage(event.error) } };
 }
 
 function rebalanceOverBudget(): OutageParams {

@@ -5,6 +5,7 @@
  * or action that reads a service's answer gets it as typed params from the chart.
  */
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { errorMessage } from '../kernel/error-message.js';
 import type {
   GroupContext,
   GroupEvent,
@@ -45,10 +46,6 @@ export const rebalanceViolationDetails = {
   assignedOutsidePoll: 'an assignment arrived outside a poll',
   assignedBeforeRevoked: 'an assignment before the previous one was revoked',
 } as const;
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 export function partitionFailureOf(event: PartitionEndedEvent): GroupFailure {
   return { reason: 'partition_failed', partition: event.partition, detail: `${event.end.reason}: ${event.end.detail}` };
@@ -216,7 +213,7 @@ export const groupSetup = setup({
       failure: context.failure ?? { reason: 'source_invalid', partition: null, detail: invalidDetail(observation) },
     })),
     recordConsumerFailure: assign(({ context }, { error }: FailureParams) => ({
-      failure: context.failure ?? { reason: 'consumer_failed', partition: null, detail: errorText(error) },
+      failure: context.failure ?? { reason: 'consumer_failed', partition: null, detail: errorMessage(error) },
     })),
     recordRebalanceViolation: assign(
       ({ context }, { violation }: { violation: keyof typeof rebalanceViolationDetails }) => ({

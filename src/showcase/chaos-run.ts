@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../domain/config.js';
 import { packageRoot } from '../io/process/child-process.js';
 import { operationalError } from '../kernel/amends-error.js';
+import { errorMessage } from '../kernel/error-message.js';
 import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
 import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';
@@ -110,7 +111,7 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
     await processes.stopAll();
     await proxy?.close();
     o.note('stopping the private stack');
-    await stack.stop().catch((error: unknown) => o.note(`stack down failed: ${(error as Error).message}`));
+    await stack.stop().catch((error: unknown) => o.note(`stack down failed: ${errorMessage(error)}`));
   }
 }
 

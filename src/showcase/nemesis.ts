@@ -16,6 +16,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { storeStatementNames } from '../io/store/postgres-state.js';
+import { errorMessage } from '../kernel/error-message.js';
 import type { Supervisor } from './chaos-supervisor.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
@@ -64,7 +65,7 @@ export class Nemesis {
       try {
         await this.inject(record);
       } catch (error) {
-        record.error = (error as Error).message.split('\n', 1)[0] ?? 'failed';
+        record.error = errorMessage(error).split('\n', 1)[0] ?? 'failed';
         this.d.note(`fault ${record.n} ${record.kind}: ${record.error}`);
       }
     }
@@ -143,7 +144,7 @@ export class Nemesis {
         mark('healed');
       },
       (error: unknown) => {
-        f.error = `restart: ${(error as Error).message}`;
+        f.error = `restart: ${errorMessage(error)}`;
         this.d.note(`fault ${f.n} broker-kill: ${f.error}`);
       },
     );
@@ -154,7 +155,7 @@ export class Nemesis {
     try {
       await this.d.stack.startBrokers();
     } catch (error) {
-      this.d.note(`broker restart failed, trying again: ${(error as Error).message}`);
+      this.d.note(`broker restart failed, trying again: ${errorMessage(error)}`);
       await sleep(restartRetryMs);
       await this.d.stack.startBrokers();
     }

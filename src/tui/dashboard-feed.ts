@@ -11,6 +11,7 @@
 import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
 import { inspectStore, type StoreInspection } from '../io/store/inspect-queries.js';
 import type { Queryable } from '../io/store/postgres.js';
+import { errorMessage } from '../kernel/error-message.js';
 import type { DashboardStore, StoreSample } from './dashboard-store.js';
 import { reportFromHeartbeat } from './worker-report.js';
 
@@ -120,7 +121,7 @@ export class DashboardFeed {
           : await this.brokerEnds(view.output_topic, Math.max(...view.partitions.map((p) => p.partition)) + 1);
       if (!this.stopped) store.applyStoreSample(sampleFromInspection(inspection, ends, outputEnds));
     } catch (error) {
-      if (!this.stopped) store.setFeedError(`PostgreSQL: ${error instanceof Error ? error.message : String(error)}`);
+      if (!this.stopped) store.setFeedError(`PostgreSQL: ${errorMessage(error)}`);
     }
   }
 

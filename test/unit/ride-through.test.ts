@@ -1,14 +1,15 @@
 /**
  * The relay's and the view's ride through outages (src/io/process/ride-through.ts) and which errors
- * count as one (src/kernel/outage-errors.ts): a fresh session after each outage within the
+ * count as one (src/cli/dependency-outage.ts, composed of the store's and the Kafka room's tests
+ * and the kernel's `outage` flag walk): a fresh session after each outage within the
  * budget, the budget measured from the first failure until progress, anything else fatal.
  */
 import { describe, expect, test } from 'vitest';
+import { isDependencyOutage as isOutageError } from '../../src/cli/dependency-outage.js';
 import { listedOffset } from '../../src/io/kafka/kafka-admin.js';
 import type { JsonLog } from '../../src/io/process/json-log.js';
 import { retryOutages, rideThrough } from '../../src/io/process/ride-through.js';
 import { operationalError } from '../../src/kernel/amends-error.js';
-import { isOutageError } from '../../src/kernel/outage-errors.js';
 
 function recordingLog(): JsonLog & { lines: string[] } {
   const lines: string[] = [];
@@ -97,7 +98,7 @@ describe('rideThrough', () => {
     const log = recordingLog();
     let sessions = 0;
     const result = await rideThrough(
-      { budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view' },
+      { budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view', isOutage: isOutageError },
       async () => {
         sessions += 1;
         if (sessions < 3) throw refused();
@@ -113,9 +114,12 @@ describe('rideThrough', () => {
     const log = recordingLog();
     const fatal = operationalError('the store is inconsistent');
     await expect(
-      rideThrough({ budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view' }, async () => {
-        throw fatal;
-      }),
+      rideThrough(
+        { budgetMs: 30_000, signal: new AbortController().signal, log, role: 'view', isOutage: isOutageError },
+        async () => {
+          throw fatal;
+        },
+      ),
     ).rejects.toBe(fatal);
     expect(log.lines).toEqual([]);
   });
@@ -123,7 +127,13 @@ describe('rideThrough', () => {
   test('past the budget (from the first failure, reset by progress) the outage is the error', async () => {
     let clock = 0;
     let sessions = 0;
-    const options = { budgetMs: 1_000, signal: new AbortController().signal, log: recordingLog(), role: 'relay' };
+    const options = {
+      budgetMs: 1_000,
+      signal: new AbortController().signal,
+      log: recordingLog(),
+      role: 'relay',
+      isOutage: isOutageError,
+    };
     const ride = rideThrough({ ...options, now: () => clock }, async (progressed) => {
       sessions += 1;
       // Session 2 makes progress: the third failure starts a new outage clock.
@@ -140,15 +150,21 @@ describe('rideThrough', () => {
   test('budget 0: the first outage ends it; a stop during the wait resolves undefined', async () => {
     const log = recordingLog();
     await expect(
-      rideThrough({ budgetMs: 0, signal: new AbortController().signal, log, role: 'relay' }, async () => {
-        throw refused();
-      }),
+      rideThrough(
+        { budgetMs: 0, signal: new AbortController().signal, log, role: 'relay', isOutage: isOutageError },
+        async () => {
+          throw refused();
+        },
+      ),
     ).rejects.toThrow(/^connect ECONNREFUSED 127\.0\.0\.1:15432$/);
     const stop = new AbortController();
-    const stopped = rideThrough({ budgetMs: 30_000, signal: stop.signal, log, role: 'relay' }, async () => {
-      setTimeout(() => stop.abort(), 10);
-      throw refused();
-    });
+    const stopped = rideThrough(
+      { budgetMs: 30_000, signal: stop.signal, log, role: 'relay', isOutage: isOutageError },
+      async () => {
+        setTimeout(() => stop.abort(), 10);
+        throw refused();
+      },
+    );
     await expect(stopped).resolves.toBeUndefined();
   });
 });
@@ -161,7 +177,7 @@ describe('retryOutages (one-shot commands)', () => {
       if (calls === 1) throw new Error('Local: Timed out');
       return 'described';
     };
-    await expect(retryOutages(2, flaky)).resolves.toBe('described');
+    await expect(retryOutages(2, flaky, isOutageError)).resolves.toBe('described');
     expect(calls).toBe(2);
 
     calls = 0;
@@ -169,7 +185,7 @@ describe('retryOutages (one-shot commands)', () => {
       calls += 1;
       throw new Error('Local: Timed out');
     };
-    await expect(retryOutages(2, down)).rejects.toThrow('Local: Timed out');
+    await expect(retryOutages(2, down, isOutageError)).rejects.toThrow('Local: Timed out');
     expect(calls).toBe(2);
 
     calls = 0;
@@ -177,7 +193,7 @@ describe('retryOutages (one-shot commands)', () => {
       calls += 1;
       throw operationalError('output topic X has UUID a, the binding says b');
     };
-    await expect(retryOutages(3, refused)).rejects.toThrow('UUID');
+    await expect(retryOutages(3, refused, isOutageError)).rejects.toThrow('UUID');
     expect(calls).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';
@@ -102,7 +103,7 @@ export const chaosCommand = defineCommand({
         report,
       );
     } catch (error) {
-      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : (error as Error).message.split('\n', 1)[0];
+      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : errorMessage(error).split('\n', 1)[0];
     } finally {
       process.off('SIGINT', onInterrupt);
       process.off('SIGTERM', onInterrupt);

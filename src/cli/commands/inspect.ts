@@ -21,6 +21,7 @@ import {
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { defineCommand } from '../command.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -125,7 +126,7 @@ async function observeEnds(
     });
   } catch (error) {
     // Only the client's creation can throw here (e.g. a malformed --brokers list).
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     const failed: TopicEndsObservation = { status: 'unreachable', detail, ends: null };
     return { source: failed, output: output && failed };
   }

@@ -12,6 +12,7 @@ import type { Manifest } from '../../domain/config.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
 import { runShowcase } from '../../showcase/showcase-run.js';
@@ -107,7 +108,7 @@ export const showcaseCommand = defineCommand({
       report.verdict = String(outcome.verify.verdict);
       code = outcome.verifyExitCode;
     } catch (error) {
-      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : (error as Error).message;
+      report.error = abort.signal.aborted ? 'interrupted (Ctrl-C)' : errorMessage(error);
       timeline.note(`stopped: ${report.error}`);
     } finally {
       process.off('SIGINT', onInterrupt);

@@ -29,7 +29,9 @@ import { registerNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../../io/store/producer-guard.js';
 import { invalidInput, operationalError, usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { type CommandIo, defineCommand } from '../command.js';
+import { isDependencyOutage } from '../dependency-outage.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -100,7 +102,11 @@ export const sourceLoadCommand = defineCommand({
     const applicationName = `amendsctl source-load pid ${process.pid}`;
     // Nothing is published yet: a database that restarts (seconds) is waited for, as the
     // broker's part is (live-source-topic.ts), rather than failing the whole load.
-    const db = await retryOutages(databaseStartAttempts, () => openRegistered(manifest, databaseUrl, applicationName));
+    const db = await retryOutages(
+      databaseStartAttempts,
+      () => openRegistered(manifest, databaseUrl, applicationName),
+      isDependencyOutage,
+    );
     try {
       const settings = {
         databaseUrl,
@@ -208,9 +214,7 @@ async function publishLines(
   if (problem !== undefined) throw operationalError(problem);
   if (closeError !== undefined) {
     // All lines were acknowledged, but the client did not confirm its shutdown in time.
-    throw operationalError(
-      `every line was acknowledged, but closing the producer failed: ${(closeError as Error).message}`,
-    );
+    throw operationalError(`every line was acknowledged, but closing the producer failed: ${errorMessage(closeError)}`);
   }
 }
 

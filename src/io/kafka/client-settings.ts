@@ -18,6 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { parseProperties } from './properties-file.js';
 
 export interface KafkaClientSettings {
@@ -111,7 +112,7 @@ function checkWithLibrdkafka(properties: Record<string, string>, file: string): 
   try {
     new RdKafka.Producer({ ...properties, 'bootstrap.servers': '127.0.0.1:1' });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const name = /configuration property:? "([^"]+)"/.exec(message)?.[1];
     if (/No such configuration property/.test(message) && name !== undefined) {
       throw usageError(`--kafka-config ${file}: unknown librdkafka property ${name}`);

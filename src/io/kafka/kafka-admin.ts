@@ -17,6 +17,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { kafkaError } from './kafka-errors.js';
 import { incarnationFromTopicId, isZeroTopicId, type KafkaTopicId } from './topic-incarnation.js';
 
 /** How long one admin request may take before it counts as failed (or, for creation, unknown). */
@@ -86,7 +87,7 @@ export class KafkaAdmin {
       admin = new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId), handlers), brokers);
       return admin;
     } catch (error) {
-      throw operationalError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
+      throw kafkaError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
     }
   }
 
@@ -98,14 +99,14 @@ export class KafkaAdmin {
         this.client.describeTopics([topic], { timeout: timeoutMs }, done),
       );
     } catch (error) {
-      throw operationalError(`cannot describe topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
+      throw kafkaError(`cannot describe topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
     }
     const description = descriptions.find((d) => d.name === topic);
     assertInvariant(description !== undefined, `describeTopics answered without topic ${topic}`);
     // An unknown topic is a per-topic error in the answer, not a failed call (seen on Kafka 4.1).
     if (kafkaErrorCode(description.error) === kafkaErrorCodes.unknownTopicOrPartition) return undefined;
     if (description.error) {
-      throw operationalError(`cannot describe topic ${topic}: ${describeKafkaError(description.error)}`);
+      throw kafkaError(`cannot describe topic ${topic}: ${describeKafkaError(description.error)}`);
     }
     // Runtime shape differs from the typings (library-notes.md): signed bigint halves + `base64`.
     const topicId = description.topicId as unknown as KafkaTopicId;
@@ -167,7 +168,7 @@ export class KafkaAdmin {
         ),
       );
     } catch (error) {
-      throw operationalError(
+      throw kafkaError(
         `cannot list the ${boundary} offsets of topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`,
         error,
       );
@@ -227,13 +228,13 @@ const offsetInvalid = -1001;
 export function listedOffset(result: RdKafka.ListOffsetsResult, boundary: OffsetBoundary): number {
   const where = `${result.topic}[${result.partition}]`;
   if (result.error) {
-    throw operationalError(`cannot list the ${boundary} offset of ${where}: ${describeKafkaError(result.error)}`);
+    throw kafkaError(`cannot list the ${boundary} offset of ${where}: ${describeKafkaError(result.error)}`);
   }
   // int64 arrives as a JS number: only a safe integer is an offset at all.
   assertInvariant(Number.isSafeInteger(result.offset), `the ${boundary} offset of ${where} is ${result.offset}`);
   if (result.offset < 0) {
     const why = result.offset === offsetInvalid ? 'no leader answered for it' : 'no offset was returned';
-    throw operationalError(
+    throw kafkaError(
       `cannot list the ${boundary} offset of ${where}: the broker answered ${result.offset} (${why}); is a broker down or the partition without a leader?`,
     );
   }

@@ -4,6 +4,7 @@
  * connection attempt waits unboundedly, and a one-line description of a client error.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
+import { errorMessage } from '../../kernel/error-message.js';
 import { kafkaClientSettings } from './client-settings.js';
 
 export const defaultBrokers = '127.0.0.1:19092';
@@ -56,7 +57,7 @@ export function describeKafkaError(error: unknown): string {
     const { code, message } = error as { code: unknown; message: unknown };
     return `${String(message)} (code ${String(code)})`;
   }
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** The numeric librdkafka code of an error, when it has one. */

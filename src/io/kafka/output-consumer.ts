@@ -19,6 +19,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { kafkaError } from './kafka-errors.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 
 const connectTimeoutMs = 10_000;
@@ -74,7 +75,7 @@ export class OutputConsumer {
     try {
       await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
     } catch (error) {
-      throw operationalError(
+      throw kafkaError(
         `cannot connect the view's consumer to ${brokers}: ${describeKafkaError(error)}${brokerReachAdvice}`,
         error,
       );
@@ -90,7 +91,7 @@ export class OutputConsumer {
     try {
       this.consumer.assign([...positions].map(([partition, offset]) => ({ topic: this.topic, partition, offset })));
     } catch (error) {
-      throw operationalError(`cannot assign the output topic's partitions: ${describeKafkaError(error)}`, error);
+      throw kafkaError(`cannot assign the output topic's partitions: ${describeKafkaError(error)}`, error);
     }
   }
 
@@ -105,7 +106,7 @@ export class OutputConsumer {
           error,
         );
       }
-      throw operationalError(`polling output topic ${this.topic} failed: ${describeKafkaError(error)}`, error);
+      throw kafkaError(`polling output topic ${this.topic} failed: ${describeKafkaError(error)}`, error);
     }
     return batch.map((m) => {
       assertInvariant(m.topic === this.topic, `polled a record of ${m.topic}`);

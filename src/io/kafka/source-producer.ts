@@ -21,6 +21,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { kafkaError } from './kafka-errors.js';
 import { producerMessageMaxBytes } from './record-size-limit.js';
 
 export interface Delivery {
@@ -107,10 +108,7 @@ export class SourceProducer {
     try {
       await viaCallback((done) => producer.connect({ timeout: connectTimeoutMs }, done));
     } catch (error) {
-      throw operationalError(
-        `cannot connect a producer to brokers ${options.brokers}: ${describeKafkaError(error)}`,
-        error,
-      );
+      throw kafkaError(`cannot connect a producer to brokers ${options.brokers}: ${describeKafkaError(error)}`, error);
     }
     producer.setPollInterval(pollIntervalMs);
     return new SourceProducer(producer, options);

@@ -10,8 +10,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import { operationalError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { kafkaClientSettings } from './client-settings.js';
 import { brokerReachAdvice } from './kafka-connection.js';
+import { kafkaError } from './kafka-errors.js';
 import { kafkajsSecurity } from './kafkajs-security.js';
 
 /** Bounds for the kafkajs connection and each request. */
@@ -62,8 +64,8 @@ export class TopicConfigReader {
       await admin.connect();
     } catch (error) {
       await admin.disconnect().catch(() => {});
-      throw operationalError(
-        `cannot connect to ${brokers} to read topic configurations: ${messageOf(error)}${brokerReachAdvice}`,
+      throw kafkaError(
+        `cannot connect to ${brokers} to read topic configurations: ${errorMessage(error)}${brokerReachAdvice}`,
         error,
       );
     }
@@ -81,7 +83,7 @@ export class TopicConfigReader {
         return await this.describeOnce(topic, names);
       } catch (error) {
         const cause = (error as { cause?: unknown }).cause;
-        if (this.closed || !connectionFailure.test(messageOf(cause)) || Date.now() >= deadline) throw error;
+        if (this.closed || !connectionFailure.test(errorMessage(cause)) || Date.now() >= deadline) throw error;
         await sleep(deadBrokerPauseMs);
       }
     }
@@ -109,8 +111,8 @@ export class TopicConfigReader {
       }
       return config;
     } catch (error) {
-      throw operationalError(
-        `cannot read the configuration of topic ${topic} from ${this.brokers}: ${messageOf(error)}`,
+      throw kafkaError(
+        `cannot read the configuration of topic ${topic} from ${this.brokers}: ${errorMessage(error)}`,
         error,
       );
     }
@@ -130,15 +132,11 @@ export async function describeTopicConfig(
   names?: readonly string[],
 ): Promise<Record<string, string | null>> {
   const reader = await TopicConfigReader.connect(brokers, 'amends-topic-config').catch((error: unknown) => {
-    throw operationalError(`cannot read the configuration of topic ${topic}: ${messageOf(error)}`, error);
+    throw kafkaError(`cannot read the configuration of topic ${topic}: ${errorMessage(error)}`, error);
   });
   try {
     return await reader.describe(topic, names);
   } finally {
     await reader.close();
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,6 +9,7 @@
  *
  * Like every observation (docs/choices.md), this is a sequence of reads, not a lock.
  */
+import { errorMessage } from '../../kernel/error-message.js';
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
 import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
 
@@ -67,7 +68,7 @@ async function mismatch(
 }
 
 function unreachable(error: unknown): TopicEndsObservation {
-  return notOk('unreachable', error instanceof Error ? error.message : String(error));
+  return notOk('unreachable', errorMessage(error));
 }
 
 function notOk(status: Exclude<TopicStatus, 'ok'>, detail: string): TopicEndsObservation {

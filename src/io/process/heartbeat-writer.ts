@@ -4,6 +4,7 @@
  * dashboard) read these rows; a missed beat is only staleness, never a failure of the work.
  */
 import type pg from 'pg';
+import { errorMessage } from '../../kernel/error-message.js';
 import type { JsonLog } from './json-log.js';
 
 export const heartbeatIntervalMs = 1_000;
@@ -61,7 +62,7 @@ export class HeartbeatWriter {
         this.warned = false;
       } catch (error) {
         if (!this.warned) {
-          this.log.write('heartbeat_failed', { detail: error instanceof Error ? error.message : String(error) });
+          this.log.write('heartbeat_failed', { detail: errorMessage(error) });
           this.warned = true;
         }
       }

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 
 /** How often the event-loop watchdog ticks, and how late a tick may be before /healthz fails. */
 const eventLoopTickMs = 500;
@@ -67,7 +68,7 @@ export class MetricsServer {
     let instance: MetricsServer | undefined;
     const server = createServer((request, response) => {
       instance?.answer(request, response, options).catch((error: unknown) => {
-        respond(response, 500, `metrics failed: ${(error as Error).message}\n`);
+        respond(response, 500, `metrics failed: ${errorMessage(error)}\n`);
       });
     });
     await new Promise<void>((resolve, reject) => {

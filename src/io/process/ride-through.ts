@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operationalError } from '../../kernel/amends-error.js';
-import { isOutageError } from '../../kernel/outage-errors.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { probeWaitMs } from '../../machines/limits.js';
 import type { JsonLog } from './json-log.js';
 
@@ -18,6 +18,12 @@ export interface RideOptions {
   log: JsonLog;
   /** `relay` or `view`: names the log line `<role>_outage`. */
   role: string;
+  /**
+   * Which failures are outages: the `outage` flag along the cause chain plus the adapter
+   * rooms' tests of their clients' errors, composed where the rider is wired
+   * (cli/dependency-outage.ts); required, so no rider can lose a room's test by omission.
+   */
+  isOutage: (error: unknown) => boolean;
   now?: () => number;
 }
 
@@ -38,11 +44,11 @@ export async function rideThrough<T>(options: RideOptions, session: Session<T>):
       return await session(progressed);
     } catch (error) {
       if (options.signal.aborted) return undefined;
-      if (!isOutageError(error)) throw error;
+      if (!options.isOutage(error)) throw error;
       since ??= now();
       failures += 1;
       const elapsedMs = now() - since;
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = errorMessage(error);
       if (elapsedMs >= options.budgetMs) {
         // The budget first: the detail ends with what to check, and stays last.
         const spent = options.budgetMs > 0 ? `outage budget of ${options.budgetMs / 1000} s spent: ` : '';
@@ -63,14 +69,19 @@ export async function rideThrough<T>(options: RideOptions, session: Session<T>):
  * For one-shot commands (source-load, rebuild-create, manifest-recover): runs `attempt` up to
  * `attempts` times while it fails with an outage, with the riders' pauses between tries, so a
  * broker's failover (a new leader is elected within the broker session timeout, 9 s) does not
- * end the command; anything else, or the last outage, is thrown as it came.
+ * end the command; anything else, or the last outage, is thrown as it came. `isOutage` as in
+ * `RideOptions`.
  */
-export async function retryOutages<T>(attempts: number, attempt: () => Promise<T>): Promise<T> {
+export async function retryOutages<T>(
+  attempts: number,
+  attempt: () => Promise<T>,
+  isOutage: (error: unknown) => boolean,
+): Promise<T> {
   for (let tried = 1; ; tried++) {
     try {
       return await attempt();
     } catch (error) {
-      if (tried >= attempts || !isOutageError(error)) throw error;
+      if (tried >= attempts || !isOutage(error)) throw error;
       await sleep(probeWaitMs(tried));
     }
   }

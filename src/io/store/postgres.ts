@@ -5,8 +5,9 @@
  */
 import pg from 'pg';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
-import { unreachableCodes, unreachableMessages } from '../../kernel/outage-errors.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { applyMigrations, requireCurrentSchema } from './migrations.js';
+import { isUnreachable, storeError } from './pg-errors.js';
 import { withPooledClient } from './pooled-client.js';
 
 /**
@@ -95,22 +96,21 @@ export function describeDatabaseError(error: unknown, url: string, doing: string
   const e = error as { code?: unknown; message?: unknown; errors?: unknown };
   // Node reports a refused dual-stack connect as an AggregateError with an empty message.
   let message = typeof e.message === 'string' ? e.message : String(error);
-  if (!message && Array.isArray(e.errors) && e.errors.length > 0) message = String((e.errors[0] as Error).message);
+  if (!message && Array.isArray(e.errors) && e.errors.length > 0) message = errorMessage(e.errors[0]);
   if (!message && typeof e.code === 'string') message = e.code;
   message = message.split('\n', 1)[0] ?? '';
   const code = typeof e.code === 'string' ? e.code : '';
-  const unreachable = unreachableCodes.test(code) || unreachableMessages.test(message);
-  if (unreachable) {
-    return operationalError(
+  if (isUnreachable(code, message)) {
+    return storeError(
       `cannot reach the database at ${target} (${message}): start it (npm run up) or fix AMENDS_DATABASE_URL`,
       error,
     );
   }
   if (error instanceof TypeError && /Invalid URL/i.test(message)) {
-    return operationalError('AMENDS_DATABASE_URL is not a valid postgres:// URL', error);
+    return storeError('AMENDS_DATABASE_URL is not a valid postgres:// URL', error);
   }
   const sqlState = /^[0-9A-Z]{5}$/.test(code) ? ` [SQLSTATE ${code}]` : '';
-  return operationalError(`database ${target}: ${doing} failed: ${message}${sqlState}`, error);
+  return storeError(`database ${target}: ${doing} failed: ${message}${sqlState}`, error);
 }
 
 /**

@@ -24,6 +24,7 @@
  */
 
 import { operationalError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
@@ -315,7 +316,7 @@ function deliveredPrefixes(
     }
     if (report?.status === 'rejected') {
       failed += 1;
-      first ||= `outbox row ${q.row.id}: ${(report.reason as Error).message}`;
+      first ||= `outbox row ${q.row.id}: ${errorMessage(report.reason)}`;
     }
     blocked.add(q.row.partition);
   });

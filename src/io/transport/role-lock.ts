@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { operationalError } from '../../kernel/amends-error.js';
+import { storeError } from '../store/pg-errors.js';
 import { connectDedicated, describeDatabaseError } from '../store/postgres.js';
 
 export type LockedRole = 'relay' | 'view';
@@ -96,7 +96,8 @@ export class RoleLock {
   /** Throws once the session that holds (or waits for) the lock is gone: stop writing. */
   throwIfLost(): void {
     if (this.lostReason !== undefined) {
-      throw operationalError(`${this.lostReason}; another ${this.role} may be active now, so this one stops`);
+      // The lost session is the database's outage: storeError says so (pg-errors.ts).
+      throw storeError(`${this.lostReason}; another ${this.role} may be active now, so this one stops`, undefined);
     }
   }
 
