@@ -12,7 +12,7 @@ import {
   type FrontendMessage,
   PgFaultProxy,
 } from '../../src/showcase/pg-fault-proxy.js';
-import { storeStatementNames } from '../../src/io/store/postgres-state.js';
+import { storeStatementNames } from '../../src/io/store/sql/statement-names.js';
 import { requireBuild } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';

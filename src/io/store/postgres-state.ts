@@ -58,26 +58,16 @@ import {
 import { type ChangedDay, commitBatchValues, outcomeCounts, type TxnRef } from './commit-batch-values.js';
 import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
 import type { Database } from './postgres.js';
+import { type CommitRow, commitBatchSql } from './sql/commit-batch.js';
+import { type LoadWindowRow, loadWindowSql, loadWindowValues } from './sql/load-window.js';
+import { claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
+import { storeStatementNames } from './sql/statement-names.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
 import { warmUpBatch, warmUpRecordsMax, warmUpRounds } from './warm-up-batch.js';
 import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
 
-/** The NOTIFY channel a commit with new outbox envelopes signals; the payload is the namespace. */
-export const outboxChannel = 'amends_outbox';
-
 /** At most this many records per `process` call: the batch is one statement's arrays. */
 export const batchRecordsMax = 10_000;
-
-/** Prepared statement names (one parse per session); tests' fault proxies match on them. */
-export const storeStatementNames = {
-  claim: 'amends_claim',
-  observe: 'amends_observe',
-  loadWindow: 'amends_load_window',
-  commitBatch: 'amends_commit_batch',
-  namespaceId: 'amends_namespace_id',
-  warmWindow: 'amends_warm_window',
-  warmCommit: 'amends_warm_commit',
-} as const;
 
 /** What the warm-up got done before a claim stopped it: rounds in memory, and whether it sent its statements. */
 export interface WarmUp {
@@ -134,192 +124,6 @@ interface Prefetched {
   screened: Screened[];
   needs: Map<string, KeyNeeds>;
   loaded: Promise<LoadedWindows | undefined> | undefined;
-}
-
-const claimSql = `
-  INSERT INTO partitions AS p (namespace, partition, epoch, owner) VALUES ($1, $2, 1, $3)
-  ON CONFLICT (namespace, partition)
-  DO UPDATE SET epoch = p.epoch + 1, owner = EXCLUDED.owner, claimed_at = now()
-  RETURNING epoch, frontier`;
-
-const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2';
-
-/**
- * The partition row and each key's window (key-window.ts) in one snapshot (one statement).
- * $3–$7: the batch's revisions (item, location, txn, rev, post day or NULL), $8 the namespace's
- * id (the per-record tables' key, migration 0006; partitions keep the text). `touched` is
- * `earliestTouchedDay`: a revision newer than the stored one touches its own post day and
- * the day its transaction's stored post holds (LEAST skips NULLs). Every read is an index
- * step: authority by its key, day rows by a range of (ns, item, location, day), the
- * carried day by `output_days_shown`. The day range and the authority lookup are LATERAL
- * subqueries (with ORDER BY, LIMIT), which PostgreSQL does not flatten into joins, so they
- * are always probed per key and per transaction: as joins, a namespace the statistics do not
- * know yet (a new one, or a rebuild, until autovacuum analyzes) looked like one row, and the
- * planner scanned all of its days, or all of its authority into a hash join.
- */
-export const loadWindowSql = `
-  WITH r AS (
-    SELECT u.item, u.location, u.txn, u.rev, u.day COLLATE "C" AS day
-      FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::text[]) AS u(item, location, txn, rev, day)
-  ), t AS (
-    SELECT DISTINCT item, location, txn FROM r
-  ), a AS (
-    SELECT t.item, t.location, t.txn, h.rev, h.op, h.day, h.qty
-      FROM t CROSS JOIN LATERAL (
-        SELECT a.rev, a.op, a.day, a.qty FROM authority a
-         WHERE a.ns = $8::int AND a.item = t.item COLLATE "C" AND a.location = t.location COLLATE "C"
-           AND a.txn = t.txn COLLATE "C"
-         LIMIT 1) AS h
-  ), touched AS (
-    SELECT r.item, r.location, least(r.day, a.day) AS day
-      FROM r LEFT JOIN a ON a.item = r.item COLLATE "C" AND a.location = r.location COLLATE "C"
-                        AND a.txn = r.txn COLLATE "C"
-     WHERE a.rev IS NULL OR r.rev > a.rev
-  ), e AS (
-    SELECT item, location, min(day) AS day FROM touched WHERE day IS NOT NULL GROUP BY item, location
-  ), w AS (
-    SELECT f.* FROM e CROSS JOIN LATERAL (
-      SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
-        FROM output_days o
-       WHERE o.ns = $8::int AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
-         AND o.day >= e.day
-       ORDER BY o.day) AS f
-    UNION ALL
-    SELECT c.* FROM e CROSS JOIN LATERAL (
-      SELECT o.item, o.location, o.day, o.version, o.closing, o.status, o.retracted, o.qty, o.posts, o.cause_offset
-        FROM output_days o
-       WHERE o.ns = $8::int AND o.item = e.item COLLATE "C" AND o.location = e.location COLLATE "C"
-         AND o.day < e.day AND NOT o.retracted
-       ORDER BY o.day DESC LIMIT 1) AS c
-  )
-  SELECT p.epoch, p.frontier,
-    (SELECT coalesce(json_agg(json_build_array(item, location, txn, rev, op, day, qty)), '[]') FROM a) AS authority,
-    (SELECT coalesce(json_agg(json_build_array(item, location, day)), '[]') FROM e) AS earliest,
-    (SELECT coalesce(json_agg(json_build_array(item, location, day, version, closing, status, retracted, qty, posts,
-                                               cause_offset)), '[]') FROM w) AS days
-  FROM (SELECT 1) AS one LEFT JOIN partitions p ON p.namespace = $1 AND p.partition = $2`;
-
-/**
- * The whole batch commit, one statement (its own transaction). `ok` holds a row only when
- * the row-locked partition has the request's epoch and frontier and none of the transactions
- * the window cache took as new is stored (`fresh`: one LATERAL probe per transaction, for the
- * reason `loadWindowSql` gives; as a join, a new namespace's cached generic plan read its whole
- * authority by a bitmap scan per batch: 9,635 rows at batch size 1 in the bench, the store
- * call growing from 1.2 to 2.7 ms over 30 s); every write depends on it.
- * `w` reads the other steps' counts, so it runs after them: its clock reading is the work
- * time just before COMMIT (the figure cannot include its own commit, worker.md §7). The
- * client cannot time inside a one-round-trip transaction, so the server's clock does it.
- *
- *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,
- *  $6–$15 decisions, $16–$23 authority (one row per txn), $24–$33 output versions with their
- *  outbox records (one row each, ids drawn in this order under the partition's lock: the relay's
- *  cursor relies on it, migration 0007), $34 counts by outcome, $35 notify, $36–$45 the day rows the batch changed
- *  (key-window.ts `dayRowChanges`: a new latest version or a new total, one upsert row per day,
- *  picked by the client, so no server-side sort of every version of a big batch), $46 the
- *  namespace's id, which keys the per-record tables (migration 0006; partitions keep the text),
- *  $47–$49 the transactions taken as new without a read (window-cache.ts).
- */
-export const commitBatchSql = `
-  WITH p AS (
-    SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
-  ), fresh AS (
-    SELECT count(*)::int AS stale
-      FROM unnest($47::text[], $48::text[], $49::text[]) AS u(item, location, txn)
-      CROSS JOIN LATERAL (
-        SELECT 1 FROM authority a
-         WHERE a.ns = $46::int AND a.item = u.item COLLATE "C" AND a.location = u.location COLLATE "C"
-           AND a.txn = u.txn COLLATE "C"
-         LIMIT 1) AS held
-  ), ok AS (
-    SELECT 1 FROM p, fresh WHERE p.epoch = $3 AND p.frontier = $4 AND fresh.stale = 0
-  ), d AS (
-    INSERT INTO decisions (ns, partition, record_offset, outcome, item, location, txn, rev,
-                           raw_key, raw_value, quarantined, detail, epoch)
-    SELECT $46::int, $2, u.o, u.outcome, u.item, u.location, u.txn, u.rev, u.k, u.v, u.q, u.detail, $3
-      FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[],
-                  $12::bytea[], $13::bytea[], $14::bool[], $15::text[])
-           AS u(o, outcome, item, location, txn, rev, k, v, q, detail)
-     WHERE EXISTS (SELECT 1 FROM ok)
-    RETURNING 1
-  ), a AS (
-    INSERT INTO authority AS t (ns, item, location, txn, rev, op, day, qty, cause_partition, cause_offset)
-    SELECT $46::int, u.item, u.location, u.txn, u.rev, u.op, u.day, u.qty, $2, u.cause
-      FROM unnest($16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[], $22::int[],
-                  $23::bigint[]) AS u(item, location, txn, rev, op, day, qty, cause)
-     WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT (ns, item, location, txn) DO UPDATE
-       SET rev = EXCLUDED.rev, op = EXCLUDED.op, day = EXCLUDED.day, qty = EXCLUDED.qty,
-           cause_partition = EXCLUDED.cause_partition, cause_offset = EXCLUDED.cause_offset
-     WHERE amends_assert(t.rev < EXCLUDED.rev, 'authority revision must grow: ' || t.txn)
-    RETURNING 1
-  ), v AS (
-    INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted,
-                                 cause_partition, cause_offset, record_key, record_value)
-    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.k, u.v
-      FROM unnest($24::text[], $25::text[], $26::text[], $27::int[], $28::bigint[], $29::text[], $30::bool[],
-                  $31::bigint[], $32::bytea[], $33::bytea[]) WITH ORDINALITY
-           AS u(item, location, day, version, closing, status, retracted, cause, k, v, n)
-     WHERE EXISTS (SELECT 1 FROM ok)
-     ORDER BY u.n
-    RETURNING 1
-  ), od AS (
-    INSERT INTO output_days AS t (ns, item, location, day, version, closing, status, retracted,
-                                  cause_partition, cause_offset, qty, posts)
-    SELECT $46::int, u.item, u.location, u.day, u.version, u.closing, u.status, u.retracted, $2, u.cause, u.qty, u.posts
-      FROM unnest($36::text[], $37::text[], $38::text[], $39::int[], $40::bigint[], $41::text[], $42::bool[],
-                  $43::bigint[], $44::bigint[], $45::int[])
-           AS u(item, location, day, version, closing, status, retracted, cause, qty, posts)
-     WHERE EXISTS (SELECT 1 FROM ok)
-    ON CONFLICT (ns, item, location, day) DO UPDATE
-       SET version = EXCLUDED.version, closing = EXCLUDED.closing, status = EXCLUDED.status,
-           retracted = EXCLUDED.retracted, cause_partition = EXCLUDED.cause_partition,
-           cause_offset = EXCLUDED.cause_offset, qty = EXCLUDED.qty, posts = EXCLUDED.posts
-     -- A new version, or the same version with a new total only (a qty-0 post, changes that net out).
-     WHERE amends_assert(t.version < EXCLUDED.version
-                         OR (t.version = EXCLUDED.version AND t.closing IS NOT DISTINCT FROM EXCLUDED.closing
-                             AND t.retracted = EXCLUDED.retracted AND t.cause_offset = EXCLUDED.cause_offset),
-                         'output version must grow: ' || t.day)
-    RETURNING 1
-  ), w AS (
-    UPDATE partitions
-       SET frontier = $5,
-           last_first_offset = $6[1],
-           last_last_offset = $6[cardinality($6)],
-           last_records = CASE WHEN amends_assert(
-                                 c.d = cardinality($6) AND c.a = cardinality($16) AND c.v = cardinality($24)
-                                 AND c.od = cardinality($36),
-                                 'batch rows written: ' || c.d || ' ' || c.a || ' ' || c.v || ' ' || c.od)
-                          THEN cardinality($6) END,
-           last_counts = $34::jsonb,
-           last_epoch = $3,
-           last_work_elapsed_ns = greatest(0, round(extract(epoch FROM clock_timestamp() - transaction_timestamp())
-                                                    * 1000000000))::bigint,
-           last_committed_at = clock_timestamp()
-      FROM (SELECT (SELECT count(*) FROM d) AS d, (SELECT count(*) FROM a) AS a, (SELECT count(*) FROM v) AS v,
-                   (SELECT count(*) FROM od) AS od) AS c
-     WHERE namespace = $1 AND partition = $2 AND EXISTS (SELECT 1 FROM ok)
-    RETURNING 1
-  )
-  SELECT p.epoch, p.frontier, (SELECT count(*) FROM w)::int AS committed, (SELECT stale FROM fresh) AS stale,
-         (SELECT count(*) FROM (SELECT pg_notify('${outboxChannel}', $1) FROM w WHERE $35::bool) AS n)::int AS notified
-    FROM (SELECT 1) AS one LEFT JOIN p ON true`;
-
-interface EpochFrontierRow {
-  epoch: unknown;
-  frontier: unknown;
-}
-
-interface LoadWindowRow extends EpochFrontierRow {
-  authority: unknown[][];
-  earliest: unknown[][];
-  days: unknown[][];
-}
-
-interface CommitRow extends EpochFrontierRow {
-  committed: number;
-  /** Transactions taken as new that are stored: nothing was written. */
-  stale: number;
-  notified: number;
 }
 
 export class PostgresState implements State {
@@ -713,28 +517,6 @@ export class PostgresState implements State {
   }
 }
 
-/** `loadWindowSql`'s parameters: the namespace, the partition, every revision of the batch, the namespace's id. */
-export function loadWindowValues(
-  namespace: string,
-  nsId: number,
-  partition: number,
-  needs: ReadonlyMap<string, KeyNeeds>,
-): unknown[] {
-  const revisions = [...needs.values()].flatMap((n) =>
-    n.revisions.map((r) => ({ item: n.stockKey.item, location: n.stockKey.location, ...r })),
-  );
-  return [
-    namespace,
-    partition,
-    revisions.map((r) => r.item),
-    revisions.map((r) => r.location),
-    revisions.map((r) => r.txn),
-    revisions.map((r) => r.rev),
-    revisions.map((r) => r.day),
-    nsId,
-  ];
-}
-
 /** Key → day → the offset of the record that made the day's newest version in this batch. */
 type NewCauses = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
@@ -928,14 +710,6 @@ function commitVerdict(
   if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
   if (row.stale > 0) return 'stale';
   return { kind: 'acknowledged', frontier };
-}
-
-function partitionRowOf(row: EpochFrontierRow | undefined, what: string): PartitionRow {
-  assertInvariant(row !== undefined, `${what} returned no partition row`);
-  return {
-    epoch: int8ToSafeInteger(row.epoch, `${what}: epoch`),
-    frontier: int8ToSafeInteger(row.frontier, `${what}: frontier`),
-  };
 }
 
 function authorityEntryOf(rev: unknown, op: unknown, day: unknown, qty: unknown): AuthorityEntry {

@@ -30,7 +30,7 @@ import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import type { JsonLog } from '../process/json-log.js';
 import { namespaceId } from '../store/namespace-registry.js';
 import type { Queryable } from '../store/postgres.js';
-import { outboxChannel } from '../store/postgres-state.js';
+import { outboxChannel } from '../store/outbox-channel.js';
 import type { OutputBinding } from './output-binding.js';
 import type { RoleLock } from './role-lock.js';
 
