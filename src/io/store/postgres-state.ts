@@ -27,26 +27,18 @@
  * statement_timeout, a constraint, serialization) → `failed_before_commit`; lost while the
  * committing statement was in flight (connection lost, FATAL, no reply, an abort) →
  * `unknown_outcome`. Reads (observe, the key load) can only fail before commit.
+ *
+ * The statements' texts are under sql/; the windows are shaped and decided in batch-windows.ts,
+ * the commit's answer read in commit-verdict.ts, the warm-up run by warm-up.ts.
  */
 
 import { setTimeout } from 'node:timers/promises';
-import { compareCodePoints } from '../../domain/canonical-json.js';
-import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from '../../domain/config.js';
-import { type DecideResult, decideWithKeyState, type Screened, screenRecord } from '../../domain/decide.js';
+import type { NamespaceConfig } from '../../domain/config.js';
+import { type Screened, screenRecord } from '../../domain/decide.js';
 import type { Outcome } from '../../domain/decision.js';
-import {
-  batchNeeds,
-  type DayRow,
-  dayRowChanges,
-  dayRows,
-  earliestTouchedDay,
-  type KeyNeeds,
-  windowState,
-} from '../../domain/key-window.js';
-import type { AuthorityEntry, DayOutput, KeyState } from '../../domain/ledger-state.js';
+import { batchNeeds, type KeyNeeds } from '../../domain/key-window.js';
 import { untilAborted } from '../../kernel/abortable.js';
 import { assertInvariant } from '../../kernel/invariant.js';
-import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../../kernel/safe-integer.js';
 import {
   type PartitionRow,
   type ProcessOutcome,
@@ -55,7 +47,17 @@ import {
   type State,
   StoreFailure,
 } from '../../machines/ports.js';
-import { type ChangedDay, commitBatchValues, outcomeCounts, type TxnRef } from './commit-batch-values.js';
+import {
+  afterCommit,
+  cachedWindows,
+  changedDays,
+  decideOnWindows,
+  type LoadedWindows,
+  newCauses,
+  windowsOf,
+} from './batch-windows.js';
+import { commitBatchValues, outcomeCounts } from './commit-batch-values.js';
+import { commitVerdict } from './commit-verdict.js';
 import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
 import type { Database } from './postgres.js';
 import { type CommitRow, commitBatchSql } from './sql/commit-batch.js';
@@ -63,28 +65,11 @@ import { type LoadWindowRow, loadWindowSql, loadWindowValues } from './sql/load-
 import { claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
 import { storeStatementNames } from './sql/statement-names.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
-import { warmUpBatch, warmUpRecordsMax, warmUpRounds } from './warm-up-batch.js';
-import { type KeyAfterCommit, WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
+import { type WarmUp, type WarmUpStore, warmUp, warmUpWaitMaxMs } from './warm-up.js';
+import { WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
 
 /** At most this many records per `process` call: the batch is one statement's arrays. */
 export const batchRecordsMax = 10_000;
-
-/** What the warm-up got done before a claim stopped it: rounds in memory, and whether it sent its statements. */
-export interface WarmUp {
-  rounds: number;
-  sent: boolean;
-}
-
-/**
- * The longest a claim waits for the warm-up (`warm`). A restarted member gets its partitions
- * back about 100 ms after the store's session opens (static membership), before the warm-up
- * is done; a claim that went first fenced the old owner and then decided its first batch on
- * cold code.
- */
-export const warmUpWaitMaxMs = 3_000;
-
-/** A partition no claim can create: the warm-up's statements find no row, so they write nothing. */
-const noPartition = -1;
 
 export interface PostgresStateOptions {
   /** The session's application_name (pg_stat_activity shows who holds what). */
@@ -100,22 +85,6 @@ export interface PostgresStateOptions {
    * same counts stored as last_counts): the worker's metrics count them (worker-metrics.ts).
    */
   onCommitted?: (partition: number, outcomes: Readonly<Partial<Record<Outcome, number>>>) => void;
-}
-
-/** A key's window as read, and the state the batch is decided on. */
-interface KeyWindow {
-  stockKey: StockKeyConfig;
-  /** Every stored day from here on is in `before`; undefined: none is (the batch touches none). */
-  start: string | undefined;
-  /** The day rows it was made of, and where each day's latest version came from (read only). */
-  before: readonly DayRow[];
-  causes: ReadonlyMap<string, number>;
-  state: KeyState;
-}
-
-interface LoadedWindows {
-  row: PartitionRow;
-  keys: Map<string, KeyWindow>;
 }
 
 /** A polled batch's work begun early (`prefetch`): its screening, and its windows when read. */
@@ -196,80 +165,24 @@ export class PostgresState implements State {
   }
 
   /**
-   * Readies the session and the code for the first batch: the batch statements, run on a
-   * partition that cannot exist, read and write nothing, but parse them and load what they
-   * touch (tables, indexes, functions) into this session's caches; the commit carries a
-   * synthetic batch decided on an empty window (warm-up-batch.ts), so decoding, the engine and
-   * the parameters run (`warmUpRounds` times, in memory) before a real batch needs them. A
-   * claim waits for it (at most `warmUpWaitMs`); one that stops waiting stops it, since from
-   * then on it would only compete with the real work.
+   * Readies the session and the code for the first batch (warm-up.ts). A claim waits for it
+   * (at most `warmUpWaitMs`); one that stops waiting stops it, since from then on it would
+   * only compete with the real work.
    */
   warm(signal: AbortSignal): Promise<WarmUp> {
+    const store: WarmUpStore = {
+      config: this.config,
+      namespaceId: (s) => this.namespaceId(s),
+      read: (query, s, doing) => this.run(query, s, doing, false),
+      stopped: () => this.claimed || this.shutdown.signal.aborted,
+    };
     // A store closed meanwhile (a worker that fails at start) ends its warm-up without a failure.
-    const done = this.warmUp(signal).catch((error: unknown) => {
+    const done = warmUp(store, signal).catch((error: unknown) => {
       if (this.shutdown.signal.aborted) return { rounds: 0, sent: false };
       throw error;
     });
     this.warming = done.catch(() => {});
     return done;
-  }
-
-  private async warmUp(signal: AbortSignal): Promise<WarmUp> {
-    const nsId = await this.namespaceId(signal);
-    const window = loadWindowValues(this.namespace, nsId, noPartition, new Map());
-    await this.run(
-      { name: storeStatementNames.warmWindow, text: loadWindowSql, values: window },
-      signal,
-      'warm',
-      false,
-    );
-    const records = warmUpBatch(this.config, warmUpRecordsMax);
-    let commit: unknown[] = [];
-    let rounds = 0;
-    // Once a claim has begun, warming would only delay the real work: it stops.
-    for (; rounds < warmUpRounds && !this.claimed && !this.shutdown.signal.aborted; rounds++) {
-      commit = this.warmUpCommitValues(records, nsId);
-      // Between rounds the consumer's and the observer's callbacks get their turn.
-      await new Promise((resolve) => setImmediate(resolve));
-      signal.throwIfAborted();
-    }
-    if (this.claimed || this.shutdown.signal.aborted) return { rounds, sent: false };
-    const result = await this.run<CommitRow>(
-      { name: storeStatementNames.warmCommit, text: commitBatchSql, values: commit },
-      signal,
-      'warm',
-      false,
-    );
-    assertInvariant(result.rows[0]?.committed === 0, 'the warm-up batch was committed');
-    return { rounds, sent: true };
-  }
-
-  /**
-   * The commit's parameters of the warm-up batch: its first half decided on empty windows, its
-   * second on the windows the first half left, handed over as the load statement returns them
-   * (`warmUpWindowRow`), so that reading a window and deciding on history run too.
-   */
-  private warmUpCommitValues(records: SourceRecord[], nsId: number): unknown[] {
-    const half = Math.floor(records.length / 2);
-    const [older, newer] = [records.slice(0, half), records.slice(half)];
-    const screenedOlder = older.map((record) => screenRecord(record, this.config));
-    const olderKeys = windowsWithoutHistory(batchNeeds(screenedOlder));
-    const olderCauses = newCauses(decideOnWindows(older, screenedOlder, olderKeys));
-    const screened = newer.map((record) => screenRecord(record, this.config));
-    const needs = batchNeeds(screened);
-    const keys = windowsOf(needs, warmUpWindowRow(needs, afterCommit(noPartition, olderKeys, olderCauses)));
-    const results = decideOnWindows(newer, screened, keys);
-    const batch = { partition: noPartition, records: newer, epoch: 1, expectedFrontier: half };
-    const days = changedDays(keys, newCauses(results));
-    return commitBatchValues({
-      namespace: this.namespace,
-      nsId,
-      request: batch,
-      results,
-      frontier: records.length,
-      days,
-      assumedNew: [],
-    });
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {
@@ -373,7 +286,7 @@ export class PostgresState implements State {
     read?: LoadedWindows,
   ): Promise<ProcessOutcome | 'stale'> {
     const { partition, epoch, expectedFrontier, records } = request;
-    const { keys, toRead, assumedNew } = this.cachedWindows(partition, needs, useCache);
+    const { keys, toRead, assumedNew } = cachedWindows(this.cache, partition, needs, useCache);
     // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
     if (toRead.size > 0) {
       const loaded = read ?? (await this.loadWindows(partition, toRead, signal));
@@ -411,29 +324,6 @@ export class PostgresState implements State {
       this.onCommitted?.(partition, outcomeCounts(results));
     }
     return outcome;
-  }
-
-  /** The windows the cache gives (with the transactions they take as new), and the keys it cannot give. */
-  private cachedWindows(
-    partition: number,
-    needs: ReadonlyMap<string, KeyNeeds>,
-    useCache: boolean,
-  ): { keys: Map<string, KeyWindow>; toRead: Map<string, KeyNeeds>; assumedNew: TxnRef[] } {
-    const keys = new Map<string, KeyWindow>();
-    const toRead = new Map<string, KeyNeeds>();
-    const assumedNew: TxnRef[] = [];
-    for (const [id, need] of needs) {
-      const w = useCache ? this.cache.window(partition, id, need) : undefined;
-      if (w === undefined) {
-        toRead.set(id, need);
-        continue;
-      }
-      const { stockKey } = need;
-      const state = windowState(w.authority, w.days);
-      keys.set(id, { stockKey, start: w.start, before: w.days, causes: w.causes, state });
-      for (const txn of w.assumedNew) assumedNew.push({ item: stockKey.item, location: stockKey.location, txn });
-    }
-    return { keys, toRead, assumedNew };
   }
 
   /** Reads the partition row and each key's window, in one snapshot; checks the window's start. */
@@ -515,221 +405,4 @@ export class PostgresState implements State {
       previous = r.offset;
     }
   }
-}
-
-/** Key → day → the offset of the record that made the day's newest version in this batch. */
-type NewCauses = ReadonlyMap<string, ReadonlyMap<string, number>>;
-
-function newCauses(results: readonly DecideResult[]): NewCauses {
-  const causes = new Map<string, Map<string, number>>();
-  for (const r of results) {
-    for (const v of r.newVersions) {
-      const id = stockKeyId(v.item, v.location);
-      let days = causes.get(id);
-      if (days === undefined) {
-        days = new Map();
-        causes.set(id, days);
-      }
-      days.set(v.day, v.cause.offset);
-    }
-  }
-  return causes;
-}
-
-/** Each window as the acknowledged batch left it, with the causes of its days' latest versions. */
-function afterCommit(
-  partition: number,
-  keys: ReadonlyMap<string, KeyWindow>,
-  causes: NewCauses,
-): Map<string, KeyAfterCommit> {
-  const after = new Map<string, KeyAfterCommit>();
-  for (const [id, w] of keys) {
-    // Only the batch's new versions change causes: a key's whole window is not walked (nor copied) for them.
-    const fresh = causes.get(id);
-    let dayCauses: ReadonlyMap<string, number> = w.causes;
-    if (fresh !== undefined) {
-      const merged = new Map(w.causes);
-      for (const [day, cause] of fresh) if (w.state.outputs.has(day)) merged.set(day, cause);
-      dayCauses = merged;
-    }
-    after.set(id, { partition, start: w.start, state: w.state, causes: dayCauses });
-  }
-  return after;
-}
-
-/**
- * Every day row the decided batch changed (key-window.ts `dayRowChanges`), with the offset
- * that caused its latest version: this batch's record for a new version, else the stored one.
- */
-function changedDays(keys: ReadonlyMap<string, KeyWindow>, newCauses: NewCauses): ChangedDay[] {
-  const changed: ChangedDay[] = [];
-  for (const [id, w] of keys) {
-    const fresh = newCauses.get(id);
-    for (const row of dayRowChanges(w.before, w.state)) {
-      const cause = fresh?.get(row.day) ?? w.causes.get(row.day);
-      assertInvariant(cause !== undefined, `day ${row.day} of ${id} changed without a cause`);
-      changed.push({ item: w.stockKey.item, location: w.stockKey.location, row, cause });
-    }
-  }
-  return changed;
-}
-
-/**
- * The windows from the statement's rows, one per key of the batch. The window must start at
- * or before the earliest day the engine's own rule finds (key-window.ts): a later start would
- * decide on a partial history. Checked here, where the data crosses into the engine.
- */
-function windowsOf(needs: ReadonlyMap<string, KeyNeeds>, found: LoadWindowRow): Map<string, KeyWindow> {
-  const rows = new Map<string, { authority: Map<string, AuthorityEntry>; days: DayRow[]; causes: Map<string, number> }>(
-    [...needs.keys()].map((id) => [id, { authority: new Map(), days: [], causes: new Map() }]),
-  );
-  const rowsOf = (item: unknown, location: unknown) => rows.get(stockKeyId(String(item), String(location)));
-  for (const [item, location, txn, rev, op, day, qty] of found.authority) {
-    rowsOf(item, location)?.authority.set(String(txn), authorityEntryOf(rev, op, day, qty));
-  }
-  for (const [item, location, day, version, closing, status, retracted, qty, posts, cause] of found.days) {
-    const key = rowsOf(item, location);
-    const total = { qty: int8ToSafeInteger(qty, 'day qty'), posts: int8ToSafeInteger(posts, 'day posts') };
-    key?.days.push({ day: String(day), total, output: dayOutputOf(version, closing, status, retracted) });
-    key?.causes.set(String(day), int8ToSafeInteger(cause, 'day cause'));
-  }
-  const starts = new Map(
-    found.earliest.map(([item, location, day]) => [stockKeyId(String(item), String(location)), String(day)]),
-  );
-  const windows = new Map<string, KeyWindow>();
-  for (const [id, need] of needs) {
-    const { authority, days, causes } = rows.get(id) as NonNullable<ReturnType<typeof rowsOf>>;
-    const wanted = earliestTouchedDay(need, authority);
-    const start = starts.get(id);
-    assertInvariant(
-      wanted === undefined || (start !== undefined && start <= wanted),
-      `the window of ${id} starts at ${start}, after the earliest touched day ${wanted}`,
-    );
-    windows.set(id, { stockKey: need.stockKey, start, before: days, causes, state: windowState(authority, days) });
-  }
-  return windows;
-}
-
-/**
- * What the load statement would return for `needs` over the keys as `stored` (the warm-up's
- * first half): the stored authority of the batch's transactions, each key's earliest touched
- * day and its days from there on (no carried day: the warm-up's keys start at the origin).
- */
-function warmUpWindowRow(
-  needs: ReadonlyMap<string, KeyNeeds>,
-  stored: ReadonlyMap<string, KeyAfterCommit>,
-): LoadWindowRow {
-  const found: LoadWindowRow = { epoch: null, frontier: null, authority: [], earliest: [], days: [] };
-  for (const [id, need] of needs) {
-    const key = stored.get(id);
-    if (key === undefined) continue;
-    const { item, location } = need.stockKey;
-    const authority = new Map<string, AuthorityEntry>();
-    for (const { txn } of need.revisions) {
-      const entry = key.state.authority.get(txn);
-      if (entry !== undefined) authority.set(txn, entry);
-    }
-    for (const [txn, e] of authority) found.authority.push([item, location, txn, e.rev, e.op, e.day, e.qty]);
-    const start = earliestTouchedDay(need, authority);
-    if (start === undefined) continue;
-    found.earliest.push([item, location, start]);
-    for (const { day, total, output } of dayRows(key.state)) {
-      if (compareCodePoints(day, start) < 0) continue;
-      const { version, closing, status, retracted } = output;
-      found.days.push([
-        item,
-        location,
-        day,
-        version,
-        closing,
-        status,
-        retracted,
-        total.qty,
-        total.posts,
-        key.causes.get(day),
-      ]);
-    }
-  }
-  return found;
-}
-
-/** The windows the read would give keys without any history: no rows, each from its earliest day. */
-function windowsWithoutHistory(needs: ReadonlyMap<string, KeyNeeds>): Map<string, KeyWindow> {
-  const earliest = [...needs.values()].map((n) => [
-    n.stockKey.item,
-    n.stockKey.location,
-    earliestTouchedDay(n, new Map()),
-  ]);
-  return windowsOf(needs, { epoch: null, frontier: null, authority: [], earliest, days: [] });
-}
-
-/** The engine's results for the batch on its windows; a refusal (e.g. a closing beyond 2^53) sends nothing. */
-function decideOnWindows(
-  records: readonly SourceRecord[],
-  screened: readonly Screened[],
-  keys: ReadonlyMap<string, KeyWindow>,
-): DecideResult[] {
-  try {
-    return screened.map((s, i) => {
-      if (s.kind === 'decided') return s.result;
-      const window = keys.get(stockKeyId(s.stockKey.item, s.stockKey.location));
-      assertInvariant(window !== undefined, `no window loaded for ${s.stockKey.item}@${s.stockKey.location}`);
-      return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
-    });
-  } catch (error) {
-    throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
-/**
- * What the batch statement's answer means: committed only when the locked partition row had
- * the request's epoch and frontier and no transaction taken as new was stored ('stale').
- */
-function commitVerdict(
-  request: ProcessRequest,
-  row: CommitRow | undefined,
-  assumedNew: number,
-  frontier: number,
-): ProcessOutcome | 'stale' {
-  const { epoch, expectedFrontier } = request;
-  assertInvariant(row !== undefined, 'the batch commit returned no row');
-  if (row.epoch === null) {
-    assertInvariant(row.committed === 0, 'a batch committed without a partition row');
-    return { kind: 'fenced', epoch: 0 };
-  }
-  const durable = partitionRowOf(row, 'process');
-  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
-  assertInvariant(row.stale === 0 || assumedNew > 0, `${row.stale} stale transactions, none assumed new`);
-  assertInvariant(
-    (matched && row.stale === 0) === (row.committed === 1),
-    `commit ${row.committed} disagrees with the partition row`,
-  );
-  if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
-  if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
-  if (row.stale > 0) return 'stale';
-  return { kind: 'acknowledged', frontier };
-}
-
-function authorityEntryOf(rev: unknown, op: unknown, day: unknown, qty: unknown): AuthorityEntry {
-  assertInvariant(op === 'post' || op === 'cancel', `authority op ${String(op)}`);
-  assertInvariant(day === null || typeof day === 'string', `authority day ${String(day)}`);
-  return {
-    rev: int8ToSafeInteger(rev, 'authority rev'),
-    op,
-    day,
-    qty: nullableInt8ToSafeInteger(qty, 'authority qty'),
-  };
-}
-
-function dayOutputOf(version: unknown, closing: unknown, status: unknown, retracted: unknown): DayOutput {
-  assertInvariant(status === null || status === 'NEGATIVE' || status === 'LOW' || status === 'OK', 'output status');
-  assertInvariant(typeof retracted === 'boolean', 'output retracted');
-  return {
-    version: int8ToSafeInteger(version, 'output version'),
-    closing: nullableInt8ToSafeInteger(closing, 'output closing'),
-    status,
-    retracted,
-  };
 }
