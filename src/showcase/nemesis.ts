@@ -15,7 +15,7 @@
  *                      (the commit happens; the worker cannot know): healed when it fires
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { storeStatementNames } from '../io/store/postgres-state.js';
+import { storeStatementNames } from '../io/store/sql/statement-names.js';
 import { errorMessage } from '../kernel/error-message.js';
 import type { Supervisor } from './chaos-supervisor.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';

@@ -3,7 +3,7 @@
  * the owner of partition 0 and the database drops one COMMIT reply: the statement committed,
  * the reply never arrives. The worker must resolve the unknown outcome by re-observation.
  */
-import { storeStatementNames } from '../io/store/postgres-state.js';
+import { storeStatementNames } from '../io/store/sql/statement-names.js';
 import { bindStatementName } from './pg-fault-proxy.js';
 import { faultBudgetMs, type ShowcaseContext, timeOf, type WorkerProxy } from './showcase-context.js';
 import { fillerPerKey } from './showcase-loads.js';

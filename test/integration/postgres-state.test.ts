@@ -26,15 +26,12 @@ import type { OutputVersion } from '../../src/domain/output-version.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { namespaceId, registerNamespace } from '../../src/io/store/namespace-registry.js';
+import { outboxChannel } from '../../src/io/store/outbox-channel.js';
 import { Database } from '../../src/io/store/postgres.js';
-import {
-  commitBatchSql,
-  loadWindowSql,
-  loadWindowValues,
-  outboxChannel,
-  PostgresState,
-  storeStatementNames,
-} from '../../src/io/store/postgres-state.js';
+import { PostgresState } from '../../src/io/store/postgres-state.js';
+import { commitBatchSql } from '../../src/io/store/sql/commit-batch.js';
+import { loadWindowSql, loadWindowValues } from '../../src/io/store/sql/load-window.js';
+import { storeStatementNames } from '../../src/io/store/sql/statement-names.js';
 import { warmUpRounds } from '../../src/io/store/warm-up-batch.js';
 import type { WindowCacheLimits } from '../../src/io/store/window-cache.js';
 import { StoreFailure } from '../../src/machines/ports.js';

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { storeStatementNames } from '../../src/io/store/postgres-state.js';
+import { storeStatementNames } from '../../src/io/store/sql/statement-names.js';
 import {
   bindStatementName,
   type FaultAction,

@@ -1,5 +1,5 @@
 /**
- * The parameters of the batch commit (postgres-state.ts `commitBatchSql`), built in memory and
+ * The parameters of the batch commit (sql/commit-batch.ts `commitBatchSql`), built in memory and
  * without I/O: one column per `unnest` argument, in the statement's numbering. The records'
  * decisions, the authority they change, the output versions with their outbox envelopes, the
  * day rows the batch changed and the transactions the window cache took as new.

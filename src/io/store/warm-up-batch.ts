@@ -1,6 +1,6 @@
 /**
  * A synthetic batch the store decides, but never commits, while the worker's group forms
- * (postgres-state.ts `warm`). A restarted worker's first real batch otherwise runs the whole
+ * (warm-up.ts). A restarted worker's first real batch otherwise runs the whole
  * path cold: decoding, screening, the engine, the statement's parameters, and PostgreSQL's
  * first plan of the commit with arrays of a real batch's size. Measured on a 500-record
  * batch: 56 ms cold against 38-40 ms once warm (docs/benchmarks.md).

@@ -30,8 +30,8 @@ import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import { PublicationError, type QueuedRecord, type SourceProducer } from '../kafka/source-producer.js';
 import type { JsonLog } from '../process/json-log.js';
 import { namespaceId } from '../store/namespace-registry.js';
+import { outboxChannel } from '../store/outbox-channel.js';
 import type { Queryable } from '../store/postgres.js';
-import { outboxChannel } from '../store/postgres-state.js';
 import type { OutputBinding } from './output-binding.js';
 import type { RoleLock } from './role-lock.js';
 

@@ -1,0 +1,38 @@
+/**
+ * What the batch commit's answer means for the machines (worker.md §6): acknowledged,
+ * fenced, or an unexpected frontier; or 'stale', for the store to read and decide again.
+ */
+
+import { assertInvariant } from '../../kernel/invariant.js';
+import type { ProcessOutcome, ProcessRequest } from '../../machines/ports.js';
+import type { CommitRow } from './sql/commit-batch.js';
+import { partitionRowOf } from './sql/partition-row.js';
+
+/**
+ * What the batch statement's answer means: committed only when the locked partition row had
+ * the request's epoch and frontier and no transaction taken as new was stored ('stale').
+ */
+export function commitVerdict(
+  request: ProcessRequest,
+  row: CommitRow | undefined,
+  assumedNew: number,
+  frontier: number,
+): ProcessOutcome | 'stale' {
+  const { epoch, expectedFrontier } = request;
+  assertInvariant(row !== undefined, 'the batch commit returned no row');
+  if (row.epoch === null) {
+    assertInvariant(row.committed === 0, 'a batch committed without a partition row');
+    return { kind: 'fenced', epoch: 0 };
+  }
+  const durable = partitionRowOf(row, 'process');
+  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
+  assertInvariant(row.stale === 0 || assumedNew > 0, `${row.stale} stale transactions, none assumed new`);
+  assertInvariant(
+    (matched && row.stale === 0) === (row.committed === 1),
+    `commit ${row.committed} disagrees with the partition row`,
+  );
+  if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
+  if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
+  if (row.stale > 0) return 'stale';
+  return { kind: 'acknowledged', frontier };
+}

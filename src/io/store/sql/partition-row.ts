@@ -1,0 +1,34 @@
+/**
+ * The partition row's own statements (worker.md §5): `claim`, an upsert that increments the
+ * epoch under the partition row lock, and `observe`, a plain read; and the row as the
+ * machines see it.
+ */
+
+import { assertInvariant } from '../../../kernel/invariant.js';
+import { int8ToSafeInteger } from '../../../kernel/safe-integer.js';
+import type { PartitionRow } from '../../../machines/ports.js';
+
+/** $1 namespace, $2 partition, $3 the owner recorded for inspection. */
+export const claimSql = `
+  INSERT INTO partitions AS p (namespace, partition, epoch, owner) VALUES ($1, $2, 1, $3)
+  ON CONFLICT (namespace, partition)
+  DO UPDATE SET epoch = p.epoch + 1, owner = EXCLUDED.owner, claimed_at = now()
+  RETURNING epoch, frontier`;
+
+/** $1 namespace, $2 partition. */
+export const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2';
+
+/** The partition row's epoch and frontier as a statement returns them (int8: strings). */
+export interface EpochFrontierRow {
+  epoch: unknown;
+  frontier: unknown;
+}
+
+/** The row as the machines see it (safe integers); `what` names the statement in a failed check. */
+export function partitionRowOf(row: EpochFrontierRow | undefined, what: string): PartitionRow {
+  assertInvariant(row !== undefined, `${what} returned no partition row`);
+  return {
+    epoch: int8ToSafeInteger(row.epoch, `${what}: epoch`),
+    frontier: int8ToSafeInteger(row.frontier, `${what}: frontier`),
+  };
+}
