@@ -30,6 +30,7 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { untilAborted } from '../../kernel/abortable.js';
 import { operationalError } from '../../kernel/amends-error.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
@@ -353,7 +354,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
       if (request.kind === 'assign') this.options.onAssigned(request.partitions);
       else this.options.onRevoked(request.lost);
     } catch (failure) {
-      const message = `the rebalance callback failed: ${failure instanceof Error ? failure.message : String(failure)}`;
+      const message = `the rebalance callback failed: ${errorMessage(failure)}`;
       this.callbackFailure ??= operationalError(message, failure);
       this.options.onClientError?.(`kafka consumer: ${message}`);
     }

@@ -9,6 +9,7 @@ import { type StockKeyConfig, stockKeyId } from '../../domain/config.js';
 import { type DecideResult, decideWithKeyState, type Screened } from '../../domain/decide.js';
 import { type DayRow, dayRowChanges, earliestTouchedDay, type KeyNeeds, windowState } from '../../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../../domain/ledger-state.js';
+import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../../kernel/safe-integer.js';
 import { type PartitionRow, type SourceRecord, StoreFailure } from '../../machines/ports.js';
@@ -175,7 +176,7 @@ export function decideOnWindows(
       return decideWithKeyState(records[i] as SourceRecord, s.envelope, s.stockKey, window.state);
     });
   } catch (error) {
-    throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${(error as Error).message}`, {
+    throw new StoreFailure('failed_before_commit', `deciding the batch failed: ${errorMessage(error)}`, {
       cause: error,
     });
   }
