@@ -1,6 +1,7 @@
 import type { Manifest } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { SourceProducer } from '../../io/kafka/source-producer.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../io/process/json-log.js';
 import { newMetricsRegistry } from '../../io/process/metrics-server.js';
@@ -15,8 +16,6 @@ import { ProcessScaffold, processFlags, processSettings } from '../process-scaff
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
-/** SIGTERM drain: the producer's flush and disconnect. */
-const producerCloseTimeoutMs = 10_000;
 
 export const relayCommand = defineCommand({
   name: 'relay',
@@ -127,7 +126,8 @@ function relaySession(
   const { scaffold, relayId, manifest, databaseUrl, brokers, log, stats, metrics } = run;
   const namespace = manifest.config.namespace;
   let producer: SourceProducer | undefined;
-  scaffold.onClose(async () => producer?.close(producerCloseTimeoutMs));
+  // SIGTERM drain: the producer's flush and disconnect.
+  scaffold.onClose(async () => producer?.close(kafkaClientCloseTimeoutMs));
   return async (progressed) => {
     const lock = await RoleLock.open(databaseUrl, 'relay', namespace, scaffold.applicationName);
     try {

@@ -21,6 +21,7 @@
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/kafka/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/kafka/source-producer.js';
@@ -39,8 +40,6 @@ const defaultDeliveryTimeoutMs = 30_000;
 const deliveryTimeoutMaxMs = 600_000;
 /** At most this many records queued and unacknowledged at once (memory and timer bound). */
 const inFlightMax = 10_000;
-/** Time the producer gets to flush and disconnect at the end. */
-const producerCloseTimeoutMs = 10_000;
 
 export type LineOutcome = { delivered: Delivery } | { error: PublicationError };
 
@@ -194,7 +193,7 @@ async function publishLines(
   } finally {
     // Every queued line has an outcome here (each is bounded by the delivery timeout);
     // close() still rejects any stragglers as unknown and waits for the full disconnect.
-    closeError = await producer.close(producerCloseTimeoutMs).then(
+    closeError = await producer.close(kafkaClientCloseTimeoutMs).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -21,6 +21,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from './kafka-connection.js';
+import { kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { producerMessageMaxBytes } from './record-size-limit.js';
 
 export interface Delivery {
@@ -59,7 +60,6 @@ export interface SourceProducerOptions {
  * latency: 100 ms made it the largest share (docs/choices.md); a 5 ms poll costs little CPU.
  */
 const pollIntervalMs = 5;
-const connectTimeoutMs = 10_000;
 /** A report is due by delivery.timeout.ms; past this margin we stop waiting and call it unknown. */
 const reportGraceMs = 5_000;
 /** When librdkafka's local queue is full, wait this long for deliveries to drain it, then retry. */
@@ -105,7 +105,7 @@ export class SourceProducer {
       dr_cb: true,
     });
     try {
-      await viaCallback((done) => producer.connect({ timeout: connectTimeoutMs }, done));
+      await viaCallback((done) => producer.connect({ timeout: kafkaConnectTimeoutMs }, done));
     } catch (error) {
       throw operationalError(
         `cannot connect a producer to brokers ${options.brokers}: ${describeKafkaError(error)}`,
