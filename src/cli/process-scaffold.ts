@@ -16,6 +16,7 @@ import { type RideOptions, rideThrough } from '../io/process/ride-through.js';
 import { registerNamespace } from '../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/postgres.js';
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
+import { refuseArguments } from './flag-check.js';
 import { readManifestFile } from './input-files.js';
 import { kafkaEndpointFrom } from './kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
@@ -28,7 +29,7 @@ export function processIdentity(instanceId: string | undefined, input: readonly 
   if (instanceId !== undefined && !instanceIdPattern.test(instanceId)) {
     throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
   }
-  if (input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(input[0])}`);
+  refuseArguments(input);
   return instanceId ?? `${hostname()}-${process.pid}`;
 }
 

@@ -10,6 +10,7 @@ import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 
 const defaults = {
@@ -68,7 +69,7 @@ export const chaosCommand = defineCommand({
     json: { type: 'boolean', default: false },
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const f = cli.flags;
     checkRanges(f);
     const seed = f.seed ?? randomInt(0, 2 ** 31 - 1);

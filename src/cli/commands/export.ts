@@ -9,6 +9,7 @@ import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { exportViewLines } from '../../io/transport/output-view.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
@@ -47,7 +48,7 @@ export const exportCommand = defineCommand({
     if (!(what in exporters)) {
       throw usageError(`--what must be one of ${Object.keys(exporters).join(', ')}, got ${JSON.stringify(what)}`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;

@@ -22,6 +22,7 @@ import { usageError } from '../../kernel/amends-error.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
@@ -74,7 +75,7 @@ export const inspectCommand = defineCommand({
     if (!Number.isSafeInteger(recent) || recent < 0 || recent > recentMax) {
       throw usageError(`--recent must be an integer in [0, ${recentMax}]`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);

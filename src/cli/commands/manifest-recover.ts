@@ -13,10 +13,11 @@ import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
-import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { invalidInput } from '../../kernel/amends-error.js';
 import { type RegisteredNamespace, readNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
@@ -47,7 +48,7 @@ export const manifestRecoverCommand = defineCommand({
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const stored = await readRegistered(databaseUrl, namespace);

@@ -20,6 +20,7 @@ import { registerNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { readBinding, recordBinding } from '../../io/transport/output-binding.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -59,7 +60,7 @@ export const outputCreateCommand = defineCommand({
   },
   async run(cli, io) {
     const topic = cli.flags.topic as string;
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }

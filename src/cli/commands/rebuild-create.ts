@@ -15,9 +15,9 @@ import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -53,7 +53,7 @@ export const rebuildCreateCommand = defineCommand({
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const original = await readManifestFile(cli.flags.manifest as string);
     const rebuild = rebuildManifest(original, namespace);

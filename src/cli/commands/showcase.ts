@@ -10,13 +10,14 @@ import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../../domain/config.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
-import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { operationalError } from '../../kernel/amends-error.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
 import { runShowcase } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
 import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 // ink and react load only under --tui: every amendsctl command imports this module.
@@ -59,7 +60,7 @@ export const showcaseCommand = defineCommand({
     kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const tui = cli.flags.tui === true;

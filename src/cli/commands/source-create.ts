@@ -33,6 +33,7 @@ import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/k
 import { usageError } from '../../kernel/amends-error.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { readJsonFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -92,7 +93,7 @@ export const sourceCreateCommand = defineCommand({
     const { partitions } = cli.flags;
     const topic = cli.flags.topic as string;
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }

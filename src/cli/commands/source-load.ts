@@ -31,6 +31,7 @@ import { registerNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../../io/store/producer-guard.js';
 import { type CommandIo, defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
@@ -79,7 +80,7 @@ export const sourceLoadCommand = defineCommand({
     const { deliveryTimeoutMs } = cli.flags;
     const manifestPath = cli.flags.manifest as string;
     const file = cli.flags.file as string;
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1 || deliveryTimeoutMs > deliveryTimeoutMaxMs) {
       throw usageError(`--delivery-timeout-ms must be an integer in [1, ${deliveryTimeoutMaxMs}]`);
     }

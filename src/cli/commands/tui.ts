@@ -10,7 +10,7 @@
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
 import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
-import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { operationalError } from '../../kernel/amends-error.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/store/postgres.js';
 import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
@@ -20,6 +20,7 @@ import { DashboardStore } from '../../tui/dashboard-store.js';
 import type { RunningDashboard } from '../../tui/run-dashboard.js';
 import type { LocalSummary } from '../../tui/worker-report.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
@@ -51,7 +52,7 @@ export const tuiCommand = defineCommand({
     kafkaConfig: { type: 'string' },
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);

@@ -14,6 +14,7 @@ import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
 import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
 import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
@@ -71,7 +72,7 @@ export const verifyCommand = defineCommand({
     if (!Number.isFinite(wait) || wait < 0 || wait > waitMaxSeconds) {
       throw usageError(`--wait must be a number of seconds in [0, ${waitMaxSeconds}]`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     try {
       return await verify(cli.flags, io);
     } catch (error) {
