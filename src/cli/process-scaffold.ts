@@ -18,7 +18,7 @@ import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/po
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
 import { refuseArguments } from './flag-check.js';
 import { readManifestFile } from './input-files.js';
-import { kafkaEndpointFrom } from './kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags } from './kafka-flags.js';
 import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
 import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
 
@@ -38,8 +38,7 @@ export const processFlags = {
   manifest: { type: 'string', isRequired: true },
   instanceId: { type: 'string' },
   ...outageBudgetFlag,
-  brokers: { type: 'string' },
-  kafkaConfig: { type: 'string' },
+  ...kafkaFlags,
   ...observabilityFlags,
 } as const;
 

@@ -11,20 +11,19 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import {
   type ExpectedTopic,
   type ObservationTimeouts,
   observeTopicEnds,
   type TopicEndsObservation,
 } from '../../io/kafka/topic-ends-observation.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 /**
@@ -57,9 +56,7 @@ export const inspectCommand = defineCommand({
     --manifest M   the namespace's manifest (required)
     --json         one JSON document instead of tables
     --recent N     how many recent decisions (default ${recentDefault}, at most ${recentMax})
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(15)}
 
   Example
     $ amendsctl inspect --manifest manifest.json --recent 5`,
@@ -67,8 +64,7 @@ export const inspectCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     json: { type: 'boolean', default: false },
     recent: { type: 'number', default: recentDefault },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { recent, json } = cli.flags;

@@ -9,17 +9,16 @@ import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../../domain/config.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
 import { runShowcase } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
-import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
-import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { refuseArguments } from '../flag-check.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 // ink and react load only under --tui: every amendsctl command imports this module.
 import type { ShowcaseDashboard } from '../showcase-dashboard.js';
 
@@ -47,17 +46,14 @@ export const showcaseCommand = defineCommand({
     --tui           show it live in the dashboard (amends tui) with the fault timeline
     --keep          after the verdict, leave the workers, relay and view running (for
                     inspect, tui, export) until Ctrl-C
-    --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(16)}
 
   Example
     $ amendsctl showcase`,
   flags: {
     tui: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     refuseArguments(cli.input);

@@ -28,15 +28,14 @@ import {
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/kafka/safe-topic.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
-import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { readJsonFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
 
@@ -75,8 +74,7 @@ export const sourceCreateCommand = defineCommand({
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
     --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
                               (default: ${defaultConfigText})
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(26)}
 
   Example
     $ amendsctl source-create --namespace demo-1 --topic amends-demo-1 > demo-1.manifest.json`,
@@ -86,8 +84,7 @@ export const sourceCreateCommand = defineCommand({
     partitions: { type: 'number', default: defaultPartitions },
     ...replicationFlags,
     config: { type: 'string' },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { partitions } = cli.flags;

@@ -20,7 +20,6 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/kafka/record-size-limit.js';
@@ -34,7 +33,7 @@ import { type CommandIo, defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 
 const defaultDeliveryTimeoutMs = 30_000;
@@ -62,8 +61,7 @@ export const sourceLoadCommand = defineCommand({
     --manifest M              the manifest source-create printed (required)
     --file F                  fixture file, JSON Lines (required; - reads standard input)
     --delivery-timeout-ms N   per-record delivery deadline (default ${defaultDeliveryTimeoutMs})
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(26)}
 
   Example
     $ amendsctl source-load --manifest demo-1.manifest.json --file fixtures/before.jsonl`,
@@ -73,8 +71,7 @@ export const sourceLoadCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     file: { type: 'string', isRequired: true },
     deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { deliveryTimeoutMs } = cli.flags;
