@@ -8,7 +8,6 @@
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Manifest } from '../domain/config.js';
-import { usageError } from '../kernel/amends-error.js';
 import { HeartbeatWriter, type ProcessRole } from '../io/process/heartbeat-writer.js';
 import type { JsonLog } from '../io/process/json-log.js';
 import type { Readiness } from '../io/process/metrics-server.js';
@@ -16,11 +15,13 @@ import { type RideOptions, rideThrough } from '../io/process/ride-through.js';
 import { registerNamespace } from '../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/postgres.js';
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
+import { usageError } from '../kernel/amends-error.js';
 import { refuseArguments } from './flag-check.js';
+import { flagRows } from './help-text.js';
 import { readManifestFile } from './input-files.js';
-import { kafkaEndpointFrom, kafkaFlags } from './kafka-flags.js';
-import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
-import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from './kafka-flags.js';
+import { observabilityFlags, observabilityFlagsHelp, startMetricsEndpoint } from './observability-flags.js';
+import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
 
 const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
 
@@ -41,6 +42,27 @@ export const processFlags = {
   ...kafkaFlags,
   ...observabilityFlags,
 } as const;
+
+/** Where relay's and view's help puts the descriptions of its flags. */
+const processHelpColumn = 18;
+
+/**
+ * The help of `processFlags` as relay and view print it, in the groups each orders its own
+ * way (relay: identity, observability, kafka; view: identity, kafka, observability). The
+ * worker describes its identity flags in its own words, at another column.
+ */
+export const processFlagsHelp = {
+  identity: flagRows(processHelpColumn, [
+    ['--manifest M', "the namespace's manifest (required)"],
+    ['--instance-id ID', "the heartbeat row's id (default: hostname-pid)"],
+    [
+      '--outage-budget-s S',
+      `how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once`,
+    ],
+  ]),
+  kafka: kafkaFlagsHelp(processHelpColumn),
+  observability: observabilityFlagsHelp(processHelpColumn),
+};
 
 /** What `processFlags` and the environment say, checked, with the manifest read. */
 export interface ProcessSettings {
