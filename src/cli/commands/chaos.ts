@@ -10,8 +10,8 @@ import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';
-import { refuseArguments } from '../flag-check.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 
 const defaults = {
   duration: 60,

@@ -4,9 +4,9 @@
  */
 import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
-import { refuseArguments } from '../flag-check.js';
 import { type CompletionShell, completionScript, completionShells } from '../completion-script.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 
 export const completionCommand = defineCommand({
   name: 'completion',

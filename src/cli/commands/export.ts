@@ -4,9 +4,10 @@
  * compare with diff. `view` is what `amends view` holds: the highest version per
  * (item, location, day), retractions included (none before the view has run).
  */
-import { usageError } from '../../kernel/amends-error.js';
+
 import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { exportViewLines } from '../../io/transport/output-view.js';
+import { usageError } from '../../kernel/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
