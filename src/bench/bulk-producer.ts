@@ -14,6 +14,7 @@ import {
   librdkafkaBaseConfig,
   viaCallback,
 } from '../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from '../io/kafka/kafka-timeouts.js';
 
 /** How long a send waits for room in librdkafka's full local queue before trying again. */
 const queueFullWaitMs = 20;
@@ -69,7 +70,7 @@ export class BulkProducer {
       'queue.buffering.max.kbytes': 1_048_576,
       dr_cb: true,
     });
-    await viaCallback((done) => producer.connect({ timeout: 10_000 }, done));
+    await viaCallback((done) => producer.connect({ timeout: kafkaConnectTimeoutMs }, done));
     producer.setPollInterval(20);
     return new BulkProducer(producer, options);
   }
@@ -105,7 +106,7 @@ export class BulkProducer {
   }
 
   async close(): Promise<void> {
-    await viaCallback((done) => this.producer.disconnect(10_000, done)).catch(() => {});
+    await viaCallback((done) => this.producer.disconnect(kafkaClientCloseTimeoutMs, done)).catch(() => {});
     this.producer.setPollInterval(0);
   }
 }

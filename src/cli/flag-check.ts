@@ -1,8 +1,9 @@
 /**
  * The usage checks meow leaves to us (cli.md): an unknown flag named as the user typed it,
- * and a missing required flag, the same one line for every command.
+ * a missing required flag and a stray argument, the same one line for every command.
  */
 import type { AnyFlags } from 'meow';
+import { usageError } from '../kernel/amends-error.js';
 
 /** The names a command's flags may be given by (camelCase, kebab-case, short, aliases). */
 function knownNames(flags: AnyFlags): Set<string> {
@@ -57,6 +58,11 @@ export function missingFlags(flags: AnyFlags, values: Record<string, unknown>): 
 export function missingFlagsMessage(names: readonly string[]): string {
   if (names.length === 1) return `${names[0]} is required`;
   return `${names.slice(0, -1).join(', ')} and ${names.at(-1)} are required`;
+}
+
+/** A command that takes no positional arguments refuses the first one it was given. */
+export function refuseArguments(input: readonly string[]): void {
+  if (input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(input[0])}`);
 }
 
 /** Whether the arguments ask for help or the version (before a `--`, which ends the flags). */

@@ -49,6 +49,16 @@ export function listing(exe: Executable): string {
   ].join('\n\n');
 }
 
+/**
+ * Rows of a page's Flags section, each description `column` characters after the indent; a
+ * flag too long for the column gets a line of its own, its description on the next.
+ */
+export function flagRows(column: number, rows: readonly (readonly [flag: string, what: string])[]): string {
+  const row = ([flag, what]: readonly [string, string]) =>
+    flag.length < column ? `    ${flag.padEnd(column)}${what}` : `    ${flag}\n    ${' '.repeat(column)}${what}`;
+  return rows.map(row).join('\n');
+}
+
 /** -h/--help and --version, aligned with the page's own flag descriptions. */
 function everyCommandFlags(text: string): string {
   const column = /^ {4}(--\S+(?: \S+)? +)\S/m.exec(text.slice(text.indexOf('  Flags')))?.[1]?.length ?? 22;

@@ -5,12 +5,21 @@
  */
 
 import { installKafkaClientSettings, loadKafkaClientSettings } from '../io/kafka/client-settings.js';
-import { resolveBrokers } from '../io/kafka/kafka-connection.js';
+import { defaultBrokers, resolveBrokers } from '../io/kafka/kafka-connection.js';
+import { flagRows } from './help-text.js';
 
 export const kafkaFlags = {
   brokers: { type: 'string' },
   kafkaConfig: { type: 'string' },
 } as const;
+
+/** The help of `kafkaFlags`, its descriptions at `column` of the command's Flags section. */
+export function kafkaFlagsHelp(column: number): string {
+  return flagRows(column, [
+    ['--brokers LIST', `bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})`],
+    ['--kafka-config FILE', 'librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)'],
+  ]);
+}
 
 /** Loads and installs --kafka-config / AMENDS_KAFKA_CONFIG; returns the bootstrap servers. */
 export function kafkaEndpointFrom(

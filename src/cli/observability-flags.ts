@@ -6,11 +6,20 @@
 import type { Registry } from 'prom-client';
 import type { JsonLog } from '../io/process/json-log.js';
 import { MetricsServer, metricsAddressFrom, type Readiness } from '../io/process/metrics-server.js';
+import { flagRows } from './help-text.js';
 
 export const observabilityFlags = {
   metricsAddr: { type: 'string' },
   logLevel: { type: 'string' },
 } as const;
+
+/** The help of `observabilityFlags`, its descriptions at `column` of the command's Flags section. */
+export function observabilityFlagsHelp(column: number): string {
+  return flagRows(column, [
+    ['--metrics-addr HOST:PORT', 'serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)'],
+    ['--log-level LEVEL', 'debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)'],
+  ]);
+}
 
 /** Starts the metrics endpoint when an address is set; logs where it listens (port 0 picks one). */
 export async function startMetricsEndpoint(

@@ -17,10 +17,12 @@ import { Database, databaseUrlFrom, describeDatabaseError } from '../io/store/po
 import { type OutputBinding, requireBinding } from '../io/transport/output-binding.js';
 import { usageError } from '../kernel/amends-error.js';
 import { isDependencyOutage } from './dependency-outage.js';
+import { refuseArguments } from './flag-check.js';
+import { flagRows } from './help-text.js';
 import { readManifestFile } from './input-files.js';
-import { kafkaEndpointFrom } from './kafka-flags.js';
-import { observabilityFlags, startMetricsEndpoint } from './observability-flags.js';
-import { outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from './kafka-flags.js';
+import { observabilityFlags, observabilityFlagsHelp, startMetricsEndpoint } from './observability-flags.js';
+import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
 
 const instanceIdPattern = /^[A-Za-z0-9._-]{1,200}$/;
 
@@ -29,7 +31,7 @@ export function processIdentity(instanceId: string | undefined, input: readonly 
   if (instanceId !== undefined && !instanceIdPattern.test(instanceId)) {
     throw usageError('--instance-id must be 1-200 characters of [A-Za-z0-9._-]');
   }
-  if (input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(input[0])}`);
+  refuseArguments(input);
   return instanceId ?? `${hostname()}-${process.pid}`;
 }
 
@@ -38,10 +40,30 @@ export const processFlags = {
   manifest: { type: 'string', isRequired: true },
   instanceId: { type: 'string' },
   ...outageBudgetFlag,
-  brokers: { type: 'string' },
-  kafkaConfig: { type: 'string' },
+  ...kafkaFlags,
   ...observabilityFlags,
 } as const;
+
+/** Where relay's and view's help puts the descriptions of its flags. */
+const processHelpColumn = 18;
+
+/**
+ * The help of `processFlags` as relay and view print it, in the groups each orders its own
+ * way (relay: identity, observability, kafka; view: identity, kafka, observability). The
+ * worker describes its identity flags in its own words, at another column.
+ */
+export const processFlagsHelp = {
+  identity: flagRows(processHelpColumn, [
+    ['--manifest M', "the namespace's manifest (required)"],
+    ['--instance-id ID', "the heartbeat row's id (default: hostname-pid)"],
+    [
+      '--outage-budget-s S',
+      `how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once`,
+    ],
+  ]),
+  kafka: kafkaFlagsHelp(processHelpColumn),
+  observability: observabilityFlagsHelp(processHelpColumn),
+};
 
 /** What `processFlags` and the environment say, checked, with the manifest read. */
 export interface ProcessSettings {

@@ -12,6 +12,7 @@ import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../sho
 import { runChaos } from '../../showcase/chaos-run.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 
 const defaults = {
   duration: 60,
@@ -69,7 +70,7 @@ export const chaosCommand = defineCommand({
     json: { type: 'boolean', default: false },
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const f = cli.flags;
     checkRanges(f);
     const seed = f.seed ?? randomInt(0, 2 ** 31 - 1);

@@ -6,6 +6,7 @@ import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { type CompletionShell, completionScript, completionShells } from '../completion-script.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 
 export const completionCommand = defineCommand({
   name: 'completion',
@@ -28,7 +29,7 @@ export const completionCommand = defineCommand({
     if (!(completionShells as readonly string[]).includes(shell)) {
       throw usageError(`unknown shell ${JSON.stringify(shell)}: ${completionShells.join(' or ')}`);
     }
-    if (more.length > 0) throw usageError(`unexpected argument ${JSON.stringify(more[0])}`);
+    refuseArguments(more);
     // Loaded here: the amends command list pulls in the worker's modules.
     const [{ amendsCommands }, { amendsctlCommands }] = await Promise.all([
       import('../amends-commands.js'),

@@ -10,6 +10,7 @@ import { exportViewLines } from '../../io/transport/output-view.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
@@ -48,7 +49,7 @@ export const exportCommand = defineCommand({
     if (!(what in exporters)) {
       throw usageError(`--what must be one of ${Object.keys(exporters).join(', ')}, got ${JSON.stringify(what)}`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;

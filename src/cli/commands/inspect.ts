@@ -11,7 +11,6 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import {
   type ExpectedTopic,
   type ObservationTimeouts,
@@ -23,8 +22,9 @@ import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.
 import { usageError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 /**
@@ -57,9 +57,7 @@ export const inspectCommand = defineCommand({
     --manifest M   the namespace's manifest (required)
     --json         one JSON document instead of tables
     --recent N     how many recent decisions (default ${recentDefault}, at most ${recentMax})
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(15)}
 
   Example
     $ amendsctl inspect --manifest manifest.json --recent 5`,
@@ -67,15 +65,14 @@ export const inspectCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     json: { type: 'boolean', default: false },
     recent: { type: 'number', default: recentDefault },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { recent, json } = cli.flags;
     if (!Number.isSafeInteger(recent) || recent < 0 || recent > recentMax) {
       throw usageError(`--recent must be an integer in [0, ${recentMax}]`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);

@@ -11,14 +11,14 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { type RegisteredNamespace, readNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
-import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { invalidInput } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { refuseArguments } from '../flag-check.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 export const manifestRecoverCommand = defineCommand({
@@ -34,20 +34,17 @@ export const manifestRecoverCommand = defineCommand({
 
   Flags
     --namespace NS    the namespace whose manifest was lost (required)
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(18)}
 
   Example
     $ amendsctl manifest-recover --namespace demo-1 > demo-1.manifest.json`,
   flags: {
     namespace: { type: 'string', isRequired: true },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const stored = await readRegistered(databaseUrl, namespace);

@@ -13,7 +13,6 @@
 
 import { validTopicName } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic } from '../../io/kafka/safe-topic.js';
 import { registerNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
@@ -21,8 +20,9 @@ import { readBinding, recordBinding } from '../../io/transport/output-binding.js
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
 
 export const outputCreateCommand = defineCommand({
@@ -45,8 +45,7 @@ export const outputCreateCommand = defineCommand({
                               3 on the 3-broker cluster, npm run up -- --brokers 3)
     --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(26)}
 
   Example
     $ amendsctl output-create --manifest demo-1.manifest.json --topic amends-demo-1-out`,
@@ -54,12 +53,11 @@ export const outputCreateCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     topic: { type: 'string', isRequired: true },
     ...replicationFlags,
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const topic = cli.flags.topic as string;
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }

@@ -13,14 +13,14 @@
 
 import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 
 export const rebuildCreateCommand = defineCommand({
@@ -39,21 +39,18 @@ export const rebuildCreateCommand = defineCommand({
   Flags
     --manifest M       the manifest of the namespace to rebuild (required)
     --namespace NS2    the new namespace, [a-z0-9][a-z0-9-]{0,62} (required)
-    --brokers LIST     bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(19)}
 
   Example
     $ amendsctl rebuild-create --manifest demo-1.manifest.json --namespace demo-1-rebuild > demo-1-rebuild.manifest.json`,
   flags: {
     manifest: { type: 'string', isRequired: true },
     namespace: { type: 'string', isRequired: true },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const original = await readManifestFile(cli.flags.manifest as string);
     const rebuild = rebuildManifest(original, namespace);

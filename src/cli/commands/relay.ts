@@ -1,6 +1,6 @@
 import type { Manifest } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { SourceProducer } from '../../io/kafka/source-producer.js';
 import { type JsonLog, jsonLog, logLevelFrom } from '../../io/process/json-log.js';
 import { newMetricsRegistry } from '../../io/process/metrics-server.js';
@@ -11,12 +11,10 @@ import { RelayMetrics } from '../../io/transport/relay-metrics.js';
 import { RoleLock } from '../../io/transport/role-lock.js';
 import { defineCommand } from '../command.js';
 import { outageBudgetDefaultS } from '../outage-flag.js';
-import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
+import { ProcessScaffold, processFlags, processFlagsHelp, processSettings } from '../process-scaffold.js';
 
 /** How long a delivery may stay unacknowledged before it counts as unknown (then republished). */
 const deliveryTimeoutMs = 30_000;
-/** SIGTERM drain: the producer's flush and disconnect. */
-const producerCloseTimeoutMs = 10_000;
 
 export const relayCommand = defineCommand({
   name: 'relay',
@@ -35,16 +33,9 @@ export const relayCommand = defineCommand({
   stderr; writes a heartbeat row (role relay). Needs AMENDS_DATABASE_URL.
 
   Flags
-    --manifest M      the namespace's manifest (required)
-    --instance-id ID  the heartbeat row's id (default: hostname-pid)
-    --outage-budget-s S
-                      how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once
-    --metrics-addr HOST:PORT
-                      serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
-    --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${processFlagsHelp.identity}
+${processFlagsHelp.observability}
+${processFlagsHelp.kafka}
 
   Example
     $ amends relay --manifest demo-1.manifest.json`,
@@ -127,7 +118,8 @@ function relaySession(
   const { scaffold, relayId, manifest, databaseUrl, brokers, log, stats, metrics } = run;
   const namespace = manifest.config.namespace;
   let producer: SourceProducer | undefined;
-  scaffold.onClose(async () => producer?.close(producerCloseTimeoutMs));
+  // SIGTERM drain: the producer's flush and disconnect.
+  scaffold.onClose(async () => producer?.close(kafkaClientCloseTimeoutMs));
   return async (progressed) => {
     const lock = await RoleLock.open(databaseUrl, 'relay', namespace, scaffold.applicationName);
     try {

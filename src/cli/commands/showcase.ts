@@ -9,9 +9,8 @@ import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../../domain/config.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { databaseUrlFrom } from '../../io/store/postgres.js';
-import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { type ShowcaseSetup, showcaseBatchSize } from '../../showcase/showcase-context.js';
 import { type ShowcaseReport, writeShowcaseReport } from '../../showcase/showcase-report.js';
@@ -19,7 +18,8 @@ import { runShowcase } from '../../showcase/showcase-run.js';
 import { ShowcaseTimeline } from '../../showcase/showcase-timeline.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { refuseArguments } from '../flag-check.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 // ink and react load only under --tui: every amendsctl command imports this module.
 import type { ShowcaseDashboard } from '../showcase-dashboard.js';
 
@@ -47,20 +47,17 @@ export const showcaseCommand = defineCommand({
     --tui           show it live in the dashboard (amends tui) with the fault timeline
     --keep          after the verdict, leave the workers, relay and view running (for
                     inspect, tui, export) until Ctrl-C
-    --brokers LIST  bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                    librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(16)}
 
   Example
     $ amendsctl showcase`,
   flags: {
     tui: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const tui = cli.flags.tui === true;

@@ -28,14 +28,14 @@ import {
 } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/kafka/safe-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { readJsonFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
 
@@ -74,8 +74,7 @@ export const sourceCreateCommand = defineCommand({
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
     --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
                               (default: ${defaultConfigText})
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(26)}
 
   Example
     $ amendsctl source-create --namespace demo-1 --topic amends-demo-1 > demo-1.manifest.json`,
@@ -85,14 +84,13 @@ export const sourceCreateCommand = defineCommand({
     partitions: { type: 'number', default: defaultPartitions },
     ...replicationFlags,
     config: { type: 'string' },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { partitions } = cli.flags;
     const topic = cli.flags.topic as string;
     const namespace = namespaceFlag(cli.flags.namespace);
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!validTopicName(topic)) {
       throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
     }

@@ -20,7 +20,7 @@
 
 import type { Manifest } from '../../domain/config.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { readRecordSizeLimit, refuseOversizedRecords } from '../../io/kafka/record-size-limit.js';
 import { type Delivery, PublicationError, type QueuedRecord, SourceProducer } from '../../io/kafka/source-producer.js';
@@ -33,16 +33,15 @@ import { errorMessage } from '../../kernel/error-message.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { isDependencyOutage } from '../dependency-outage.js';
 import { exitCodes } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 
 const defaultDeliveryTimeoutMs = 30_000;
 const deliveryTimeoutMaxMs = 600_000;
 /** At most this many records queued and unacknowledged at once (memory and timer bound). */
 const inFlightMax = 10_000;
-/** Time the producer gets to flush and disconnect at the end. */
-const producerCloseTimeoutMs = 10_000;
 
 export type LineOutcome = { delivered: Delivery } | { error: PublicationError };
 
@@ -64,8 +63,7 @@ export const sourceLoadCommand = defineCommand({
     --manifest M              the manifest source-create printed (required)
     --file F                  fixture file, JSON Lines (required; - reads standard input)
     --delivery-timeout-ms N   per-record delivery deadline (default ${defaultDeliveryTimeoutMs})
-    --brokers LIST            bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE       librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(26)}
 
   Example
     $ amendsctl source-load --manifest demo-1.manifest.json --file fixtures/before.jsonl`,
@@ -75,14 +73,13 @@ export const sourceLoadCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     file: { type: 'string', isRequired: true },
     deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { deliveryTimeoutMs } = cli.flags;
     const manifestPath = cli.flags.manifest as string;
     const file = cli.flags.file as string;
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     if (!Number.isSafeInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1 || deliveryTimeoutMs > deliveryTimeoutMaxMs) {
       throw usageError(`--delivery-timeout-ms must be an integer in [1, ${deliveryTimeoutMaxMs}]`);
     }
@@ -200,7 +197,7 @@ async function publishLines(
   } finally {
     // Every queued line has an outcome here (each is bounded by the delivery timeout);
     // close() still rejects any stragglers as unknown and waits for the full disconnect.
-    closeError = await producer.close(producerCloseTimeoutMs).then(
+    closeError = await producer.close(kafkaClientCloseTimeoutMs).then(
       () => undefined,
       (error: unknown) => error,
     );

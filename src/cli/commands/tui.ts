@@ -9,9 +9,8 @@
 
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/store/postgres.js';
-import { operationalError, usageError } from '../../kernel/amends-error.js';
+import { operationalError } from '../../kernel/amends-error.js';
 import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
 import { DashboardStore } from '../../tui/dashboard-store.js';
@@ -20,8 +19,9 @@ import { DashboardStore } from '../../tui/dashboard-store.js';
 import type { RunningDashboard } from '../../tui/run-dashboard.js';
 import type { LocalSummary } from '../../tui/worker-report.js';
 import { defineCommand } from '../command.js';
+import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 export const tuiCommand = defineCommand({
@@ -39,19 +39,16 @@ export const tuiCommand = defineCommand({
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(15)}
 
   Example
     $ amends tui --manifest manifest.json`,
   flags: {
     manifest: { type: 'string', isRequired: true },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);

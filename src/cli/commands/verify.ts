@@ -8,16 +8,17 @@
  * command logs `fault_point` on stderr and stops itself with SIGSTOP, so a test can show that
  * a load started now is refused; SIGCONT lets it go on.
  */
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
+
 import { databaseUrlFrom } from '../../io/store/postgres.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { defaultGuardWaitMs, runVerify } from '../../verify/verify-run.js';
 import type { VerifyPhase } from '../../verify/verify-stats.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { exitCodeFor, exitCodeForVerdict, exitCodes, failureLine } from '../exit.js';
+import { refuseArguments } from '../flag-check.js';
 import { capHeapGrowth } from '../heap-growth.js';
 import { readManifestFile } from '../input-files.js';
-import { kafkaEndpointFrom } from '../kafka-flags.js';
+import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 import { renderVerifyReport } from '../verify-report.js';
 
@@ -53,9 +54,7 @@ export const verifyCommand = defineCommand({
                    stats (time per phase, records/s, peak RSS);
                    {"verdict":"ERROR","reasons":[…]} (exit 1) when it cannot compare
     --wait S       seconds to wait for the producer guard (default ${defaultGuardWaitMs / 1000})
-    --brokers LIST bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                   librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
+${kafkaFlagsHelp(15)}
 
   Example
     $ amendsctl verify --manifest manifest.json --json`,
@@ -63,15 +62,14 @@ export const verifyCommand = defineCommand({
     manifest: { type: 'string', isRequired: true },
     json: { type: 'boolean', default: false },
     wait: { type: 'number', default: defaultGuardWaitMs / 1000 },
-    brokers: { type: 'string' },
-    kafkaConfig: { type: 'string' },
+    ...kafkaFlags,
   },
   async run(cli, io) {
     const { wait, json } = cli.flags;
     if (!Number.isFinite(wait) || wait < 0 || wait > waitMaxSeconds) {
       throw usageError(`--wait must be a number of seconds in [0, ${waitMaxSeconds}]`);
     }
-    if (cli.input.length > 0) throw usageError(`unexpected argument ${JSON.stringify(cli.input[0])}`);
+    refuseArguments(cli.input);
     try {
       return await verify(cli.flags, io);
     } catch (error) {

@@ -1,6 +1,5 @@
 import type { NamespaceConfig } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
-import { defaultBrokers } from '../../io/kafka/kafka-connection.js';
 import { OutputConsumer } from '../../io/kafka/output-consumer.js';
 import type { JsonLog } from '../../io/process/json-log.js';
 import { jsonLog, logLevelFrom } from '../../io/process/json-log.js';
@@ -15,7 +14,7 @@ import { ViewMetrics } from '../../io/transport/view-metrics.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { outageBudgetDefaultS } from '../outage-flag.js';
-import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
+import { ProcessScaffold, processFlags, processFlagsHelp, processSettings } from '../process-scaffold.js';
 
 /** Records per poll and per view transaction. */
 const pollRecordsMax = 500;
@@ -36,16 +35,9 @@ export const viewCommand = defineCommand({
   PostgreSQL; past the budget it exits 1. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
 
   Flags
-    --manifest M      the namespace's manifest (required)
-    --instance-id ID  the heartbeat row's id (default: hostname-pid)
-    --outage-budget-s S
-                      how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once
-    --brokers LIST    bootstrap servers (default: $AMENDS_BROKERS or ${defaultBrokers})
-    --kafka-config FILE
-                      librdkafka settings for every Kafka client (default: $AMENDS_KAFKA_CONFIG)
-    --metrics-addr HOST:PORT
-                      serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)
-    --log-level LEVEL debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)
+${processFlagsHelp.identity}
+${processFlagsHelp.kafka}
+${processFlagsHelp.observability}
 
   Example
     $ amends view --manifest demo-1.manifest.json`,

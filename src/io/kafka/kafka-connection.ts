@@ -6,6 +6,7 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { errorMessage } from '../../kernel/error-message.js';
 import { kafkaClientSettings } from './client-settings.js';
+import { socketConnectionSetupTimeoutMs, socketTimeoutMs } from './kafka-timeouts.js';
 
 export const defaultBrokers = '127.0.0.1:19092';
 
@@ -32,12 +33,9 @@ export function resolveBrokers(flag: string | undefined, env: NodeJS.ProcessEnv)
   return chosen;
 }
 
-/** Per-socket limits: a dead or wrong address fails within seconds, not librdkafka's 30-60 s defaults. */
-const socketConnectionSetupTimeoutMs = 5_000;
-const socketTimeoutMs = 10_000;
-
 /**
- * The settings shared by every librdkafka client amends creates: amends' socket limits, then
+ * The settings shared by every librdkafka client amends creates: amends' socket limits
+ * (kafka-timeouts.ts: a dead or wrong address fails within seconds), then
  * the process's --kafka-config (client-settings.ts, which may tune those limits but never
  * the properties amends owns), then the address and client id.
  */

@@ -20,12 +20,11 @@ import {
   viaCallback,
 } from './kafka-connection.js';
 import { kafkaError } from './kafka-errors.js';
+import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 
-const connectTimeoutMs = 10_000;
 /** How long one poll waits for its first record (then it takes what is already fetched). */
 const pollWaitMs = 250;
-const closeTimeoutMs = 10_000;
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
 
 export function viewGroupId(namespace: string): string {
@@ -73,7 +72,7 @@ export class OutputConsumer {
     consumer.setDefaultConsumeTimeout(pollWaitMs);
     waitForFirstRecordOnly(consumer);
     try {
-      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
+      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done));
     } catch (error) {
       throw kafkaError(
         `cannot connect the view's consumer to ${brokers}: ${describeKafkaError(error)}${brokerReachAdvice}`,
@@ -127,7 +126,7 @@ export class OutputConsumer {
     await Promise.race([
       viaCallback((done) => this.consumer.disconnect(done)).catch(() => {}),
       new Promise((resolve) => {
-        timer = setTimeout(resolve, closeTimeoutMs);
+        timer = setTimeout(resolve, kafkaClientCloseTimeoutMs);
       }),
     ]);
     clearTimeout(timer);

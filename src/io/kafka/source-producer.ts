@@ -22,6 +22,7 @@ import {
   viaCallback,
 } from './kafka-connection.js';
 import { kafkaError } from './kafka-errors.js';
+import { kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { producerMessageMaxBytes } from './record-size-limit.js';
 
 export interface Delivery {
@@ -60,7 +61,6 @@ export interface SourceProducerOptions {
  * latency: 100 ms made it the largest share (docs/choices.md); a 5 ms poll costs little CPU.
  */
 const pollIntervalMs = 5;
-const connectTimeoutMs = 10_000;
 /** A report is due by delivery.timeout.ms; past this margin we stop waiting and call it unknown. */
 const reportGraceMs = 5_000;
 /** When librdkafka's local queue is full, wait this long for deliveries to drain it, then retry. */
@@ -106,7 +106,7 @@ export class SourceProducer {
       dr_cb: true,
     });
     try {
-      await viaCallback((done) => producer.connect({ timeout: connectTimeoutMs }, done));
+      await viaCallback((done) => producer.connect({ timeout: kafkaConnectTimeoutMs }, done));
     } catch (error) {
       throw kafkaError(`cannot connect a producer to brokers ${options.brokers}: ${describeKafkaError(error)}`, error);
     }
