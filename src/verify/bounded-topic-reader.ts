@@ -18,6 +18,7 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { describeKafkaError, librdkafkaBaseConfig, viaCallback } from '../io/kafka/kafka-connection.js';
+import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from '../io/kafka/kafka-timeouts.js';
 import { waitForFirstRecordOnly } from '../io/kafka/rdkafka-consumer-shim.js';
 import { bytesOf } from '../io/kafka/record-bytes.js';
 import { operationalError } from '../kernel/amends-error.js';
@@ -58,11 +59,9 @@ const queuedMaxMessagesKbytes = 1_024;
 const queuedMinMessages = 2_000;
 /** librdkafka waits 1 s by default before fetching again once the queue passed those limits. */
 const fetchQueueBackoffMs = 5;
-const connectTimeoutMs = 10_000;
 const pollWaitMs = 200;
 const pollRecordsMax = 1_000;
 const defaultStallTimeoutMs = 30_000;
-const closeTimeoutMs = 10_000;
 
 /** Yields the records of [0, end) in batches, per partition in offset order. */
 export async function* readTopicUpTo(options: BoundedReadOptions): AsyncGenerator<TopicRecord[]> {
@@ -129,7 +128,7 @@ export class BoundedTopicReader {
     await Promise.race([
       viaCallback((done) => consumer.disconnect(done)).catch(() => {}),
       new Promise((resolve) => {
-        timer = setTimeout(resolve, closeTimeoutMs);
+        timer = setTimeout(resolve, kafkaClientCloseTimeoutMs);
       }),
     ]);
     clearTimeout(timer);
@@ -194,7 +193,7 @@ export class BoundedTopicReader {
       if (state && eof.topic === topic && end !== undefined && eof.offset >= end) state.pending.delete(eof.partition);
     });
     try {
-      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done));
+      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done));
     } catch (error) {
       throw operationalError(
         `cannot connect a consumer of topic ${topic} to ${brokers}: ${describeKafkaError(error)}`,

@@ -35,11 +35,10 @@ import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, kafkaErrorCode, viaCallback } from './kafka-connection.js';
+import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 import { bytesOf } from './record-bytes.js';
 import {
-  closeTimeoutMs,
-  connectTimeoutMs,
   type KafkaSourceConsumerOptions,
   pollWaitMsOf,
   sourceConsumerConfig,
@@ -103,7 +102,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
     this.phase.startConnecting();
     const { topic, brokers } = this.options;
     const connected = viaCallback<unknown>((done) =>
-      this.consumer.connect({ topic, allTopics: false, timeout: connectTimeoutMs }, done),
+      this.consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done),
     );
     this.connecting = connected.catch(() => {});
     try {
@@ -302,7 +301,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
   /**
    * Leaves the group and closes the client, after the group released everything. A rebalance
    * still pending is answered with unassign; the revoke `disconnect()` fires is answered by the
-   * callback itself. The close is bounded: past `closeTimeoutMs` it rejects (the native close
+   * callback itself. The close is bounded: past `kafkaClientCloseTimeoutMs` it rejects (the native close
    * runs on in the background).
    */
   close(signal: AbortSignal): Promise<void> {
@@ -324,8 +323,8 @@ export class KafkaSourceConsumer implements SourceConsumer {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(operationalError(`the source consumer did not close within ${closeTimeoutMs} ms`)),
-        closeTimeoutMs,
+        () => reject(operationalError(`the source consumer did not close within ${kafkaClientCloseTimeoutMs} ms`)),
+        kafkaClientCloseTimeoutMs,
       );
     });
     try {

@@ -33,10 +33,6 @@ export const defaultPollWaitMs = 50;
  * member without partitions wakes 100 times a second, which costs next to nothing.
  */
 export const unassignedPollWaitMs = 10;
-/** How long `connect` waits for the source topic's metadata. */
-export const connectTimeoutMs = 10_000;
-/** `disconnect()` has no timeout of its own: past this, `close` gives up waiting. */
-export const closeTimeoutMs = 10_000;
 
 /**
  * Bounded prefetch: at most 1 MiB per partition and per fetch, 4 MiB queued. A fetched record
