@@ -4,7 +4,7 @@
  * process's own runtime summary (`amends worker --tui`, fed by xstate's inspection stream).
  * Both go through the heartbeat codec (process/heartbeat.ts) into a `WorkerReport` here.
  */
-import type { WorkerSummary } from '../machines/worker-runtime.js';
+import type { WorkerSummary } from '../machines/worker-summary.js';
 import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../io/process/heartbeat.js';
 
 /** One partition actor as reported by its worker. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WorkerSummary } from '../../src/machines/worker-runtime.js';
+import type { WorkerSummary } from '../../src/machines/worker-summary.js';
 import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat } from '../../src/io/process/heartbeat.js';
 
 const summary = {

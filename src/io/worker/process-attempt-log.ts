@@ -6,7 +6,7 @@
  */
 import type { ProcessOutcome, ProcessRequest, State } from '../../machines/ports.js';
 import { outcomeMayHaveCommitted } from '../../machines/ports.js';
-import type { JsonLog } from './json-log.js';
+import type { JsonLog } from '../process/json-log.js';
 
 type Observation = 'acknowledged' | 'unknown' | 'fenced' | 'error';
 
