@@ -14,6 +14,7 @@ import {
   type ChildLogLine,
   type ChildReport,
   describeExit,
+  faultableWorkerEntry,
   runAmendsctl,
   type ShowcaseChild,
   type ShowcaseProcesses,
@@ -80,13 +81,14 @@ export class ShowcaseContext {
     return this.setup.timeline;
   }
 
-  /** Starts worker `name` (or its `restart`th restart, same --instance-id) behind its proxy. */
+  /** Starts worker `name` (or its `restart`th restart, same --instance-id) behind its proxy, faults armable. */
   startWorker(name: string, restart = 0): ShowcaseChild {
     const child = this.children.start(
       restart === 0 ? name : `${name}.restart-${restart}`,
       ['worker', '--manifest', this.manifestPath, '--instance-id', name, '--batch-size', String(showcaseBatchSize)],
       // The worker's database traffic goes through our proxy, so one COMMIT reply can be dropped.
       { [faultControlVariable]: 'stdin', AMENDS_DATABASE_URL: this.proxies.get(name)?.url as string },
+      faultableWorkerEntry,
     );
     this.workers.set(name, child);
     return child;

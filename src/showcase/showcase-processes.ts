@@ -24,6 +24,12 @@ export { type ChildExit, type ChildLogLine, describeExit };
 
 const stopBudgetMs = 20_000;
 
+/**
+ * The showcase's workers run `amends worker` with its fault hooks injected (AMENDS_FAULT_CONTROL,
+ * worker-fault-hooks.ts): the same argv, another entry, so `amends worker` knows no fault.
+ */
+export const faultableWorkerEntry = join(packageRoot, 'dist', 'cli', 'faultable-worker.js');
+
 export class ShowcaseChild extends WatchedChild {
   /** `waitForLine`, by the name the showcase's steps use. */
   waitForLog(...args: Parameters<WatchedChild['waitForLine']>): Promise<ChildLogLine> {
@@ -62,12 +68,12 @@ export class ShowcaseProcesses {
     private readonly abort: AbortSignal,
   ) {}
 
-  /** `amends <args>` as child `name`; `env` adds to the showcase's environment. */
-  start(name: string, args: string[], env: Record<string, string> = {}): ShowcaseChild {
+  /** `amends <args>` (or `entry <args>`) as child `name`; `env` adds to the showcase's environment. */
+  start(name: string, args: string[], env: Record<string, string> = {}, entry = packageBin('amends')): ShowcaseChild {
     const started = new ShowcaseChild({
       name,
       command: process.execPath,
-      args: [packageBin('amends'), ...args],
+      args: [entry, ...args],
       cwd: packageRoot,
       env: { ...this.env, ...env },
       stdin: 'pipe',

@@ -2,8 +2,9 @@
  * The worker's owned fault points (verification.md, Showcase): set only by the showcase and
  * tests, so a fault hits its exact point instead of a lucky moment.
  *
- * With AMENDS_FAULT_CONTROL=stdin the worker reads one JSON object per line from stdin, each
- * arming one one-shot fault point:
+ * The showcase's worker entry (src/cli/faultable-worker.ts) injects them around the store's
+ * State; `amends worker` itself has none. With AMENDS_FAULT_CONTROL=stdin that worker reads one
+ * JSON object per line from stdin, each arming one one-shot fault point:
  *
  *   {"fault":"pause-before-process","partition":0,"offset":812}
  *

@@ -6,7 +6,7 @@
  */
 
 import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat, type WorkerBeat } from '../io/process/heartbeat.js';
-import type { WorkerSummary } from '../machines/worker-runtime.js';
+import type { WorkerSummary } from '../machines/worker-summary.js';
 
 /** One partition actor as reported by its worker. */
 export interface ActorPartition {

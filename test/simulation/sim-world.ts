@@ -15,6 +15,7 @@
 
 import type { InspectionEvent } from 'xstate';
 import { sortDecisions, sortOutputVersions } from '../../src/domain/export-lines.js';
+import { createWorkerRuntime, type WorkerRuntime } from '../../src/io/worker/worker-runtime.js';
 import type { GroupOutput } from '../../src/machines/group-machine.js';
 import { operationBudgetMs } from '../../src/machines/limits.js';
 import { budgetedStateOf } from '../../src/machines/operation-deadlines.js';
@@ -27,7 +28,7 @@ import {
   StoreFailure,
   type WorkerPorts,
 } from '../../src/machines/ports.js';
-import { createWorkerRuntime, type WorkerRuntime, type WorkerSummary } from '../../src/machines/worker-runtime.js';
+import type { WorkerSummary } from '../../src/machines/worker-summary.js';
 import { TestClock } from '../model/test-clock.js';
 import { runOracle } from '../support/reference-oracle.js';
 import { type ConsumerSession, MemoryBroker } from './memory-broker.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { CoalescedCommits } from '../../src/io/kafka/group-offset-commits.js';
+import { CoalescedCommits } from '../../src/io/worker/group-offset-commits.js';
 
 /** A clock the test moves, and the commits sent so far. */
 function harness(intervalMs = 1_000) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeProcessState, decodeWorkerBeat, encodeWorkerBeat } from '../../src/io/process/heartbeat.js';
-import type { WorkerSummary } from '../../src/machines/worker-runtime.js';
+import type { WorkerSummary } from '../../src/machines/worker-summary.js';
 
 const summary = {
   state: { running: 'polling' },

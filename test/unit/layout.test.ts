@@ -19,12 +19,13 @@ const roomRanks: Record<string, number> = {
   'io/process': 3,
   'io/store': 4,
   'io/kafka': 4,
-  'io/transport': 5,
-  verify: 6,
-  showcase: 7,
-  tui: 8,
-  bench: 8,
-  cli: 9,
+  'io/worker': 5,
+  'io/transport': 6,
+  verify: 7,
+  showcase: 8,
+  tui: 9,
+  bench: 9,
+  cli: 10,
 };
 const pureRooms = new Set(['kernel', 'domain', 'machines']);
 /** Packages the pure rooms may import: the statechart library and deterministic hashing. */
@@ -85,7 +86,7 @@ describe('source layout', () => {
 
   it('puts every adapter room under the I/O edge, and only adapter rooms', () => {
     const ioRooms = Object.keys(roomRanks).filter((r) => r.startsWith(`${ioEdge}/`));
-    expect(ioRooms.sort()).toEqual(['io/kafka', 'io/process', 'io/store', 'io/transport']);
+    expect(ioRooms.sort()).toEqual(['io/kafka', 'io/process', 'io/store', 'io/transport', 'io/worker']);
     expect(files.filter((f) => f.room === ioEdge).map((f) => f.name)).toEqual([]);
   });
 
@@ -104,6 +105,15 @@ describe('source layout', () => {
     }
     expect(upward).toEqual([]);
     expect(impure).toEqual([]);
+  });
+
+  it('keeps the showcase out of the production worker command (its fault hooks are injected)', () => {
+    const worker = files.find((f) => f.name === join('cli', 'commands', 'worker.ts'));
+    expect(worker).toBeDefined();
+    const fromShowcase = importsOf(worker?.source as ts.SourceFile).filter(
+      (specifier) => importedRoom(worker?.name as string, specifier) === 'showcase',
+    );
+    expect(fromShowcase).toEqual([]);
   });
 
   it(`has no function over ${functionLinesMax} lines but the named declarative literals`, () => {

@@ -7,7 +7,7 @@
  */
 
 import { stateText } from '../../machines/state-text.js';
-import type { WorkerSummary } from '../../machines/worker-runtime.js';
+import type { WorkerSummary } from '../../machines/worker-summary.js';
 
 /** One live partition actor of a worker. */
 export interface PartitionBeat {

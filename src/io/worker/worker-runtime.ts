@@ -1,5 +1,5 @@
 /**
- * The façade over the actor system: callers (the worker command, the simulation) start a
+ * The façade over the actor system: callers (worker-composition.ts, the simulation) start a
  * runtime, feed it the consumer's rebalance callbacks and signals, and await its exit code.
  * They never see xstate's actors, except through `inspect` for the dashboard.
  *
@@ -19,10 +19,10 @@
  * - SIGINT/SIGTERM call `stop(signal)`; the process exits with `(await done).exitCode`.
  */
 import { type ActorOptions, type AnyActorLogic, createActor, type InspectionEvent, type StateValue } from 'xstate';
-import type { GroupCommand, GroupContext, GroupOutput } from './group-machine.js';
-import { OperationDeadlines } from './operation-deadlines.js';
-import type { PartitionContext } from './partition-machine.js';
-import type { WorkerPorts } from './ports.js';
+import type { GroupCommand, GroupOutput } from '../../machines/group-machine.js';
+import { OperationDeadlines } from '../../machines/operation-deadlines.js';
+import type { WorkerPorts } from '../../machines/ports.js';
+import type { WorkerSummary } from '../../machines/worker-summary.js';
 import { provideGroupMachine } from './worker-services.js';
 
 /** xstate's clock interface (setTimeout / clearTimeout), which it does not export by name. */
@@ -40,14 +40,6 @@ export interface WorkerRuntimeOptions {
   inspect?: (event: InspectionEvent) => void;
   /** The wall clock for the operation deadlines in `summary()`; without it they are null. */
   now?: () => number;
-}
-
-export interface WorkerSummary {
-  /** The group's state value, e.g. {"running":"polling"}. */
-  state: StateValue;
-  context: GroupContext;
-  /** Each live partition actor's state value and dashboard context (token, frontier, operation, attempts). */
-  partitions: { id: string; state: StateValue; context: PartitionContext; deadlineAtMs: number | null }[];
 }
 
 export interface WorkerRuntime {

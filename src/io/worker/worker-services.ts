@@ -3,8 +3,8 @@
  * AbortSignal xstate fires when the invoking state is left. No I/O happens here either.
  */
 import { fromPromise } from 'xstate';
-import { groupMachine } from './group-machine.js';
-import { partitionMachine } from './partition-machine.js';
+import { groupMachine } from '../../machines/group-machine.js';
+import { partitionMachine } from '../../machines/partition-machine.js';
 import type {
   PartitionPosition,
   PartitionRow,
@@ -13,7 +13,7 @@ import type {
   SourceObservation,
   SourceRecord,
   WorkerPorts,
-} from './ports.js';
+} from '../../machines/ports.js';
 
 /** The partition machine with the store and the source observer behind its services. */
 export function providePartitionMachine(ports: Pick<WorkerPorts, 'state' | 'source'>) {

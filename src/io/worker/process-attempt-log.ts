@@ -4,9 +4,11 @@
  * recovery reads (observe) and retry waits happen outside it and are not counted; each
  * observation logs one `store_observed` line of its own.
  */
+
+import { errorMessage } from '../../kernel/error-message.js';
 import type { ProcessOutcome, ProcessRequest, State } from '../../machines/ports.js';
 import { outcomeMayHaveCommitted } from '../../machines/ports.js';
-import type { JsonLog } from './json-log.js';
+import type { JsonLog } from '../process/json-log.js';
 
 type Observation = 'acknowledged' | 'unknown' | 'fenced' | 'error';
 
@@ -60,7 +62,7 @@ export function withProcessAttemptLog(state: State, namespace: string, log: Json
           ...fields,
           storage_call_elapsed_ns: elapsed(),
           observation: processObservation(error),
-          detail: error instanceof Error ? error.message : String(error),
+          detail: errorMessage(error),
         });
         throw error;
       }

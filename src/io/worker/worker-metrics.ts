@@ -11,8 +11,8 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { InspectionEvent } from 'xstate';
 import type { ProcessOutcome, SourceConsumer, SourceObserver, State } from '../../machines/ports.js';
-import type { WorkerSummary } from '../../machines/worker-runtime.js';
-import type { Readiness } from './metrics-server.js';
+import type { WorkerSummary } from '../../machines/worker-summary.js';
+import type { Readiness } from '../process/metrics-server.js';
 import { processObservation } from './process-attempt-log.js';
 
 /** Seconds: a batch commit is milliseconds; the top buckets catch lock waits and retries. */
