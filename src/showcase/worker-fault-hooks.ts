@@ -1,5 +1,5 @@
 /**
- * The worker's owned fault points (verification.md, Showcase): set only by the showcase and
+ * The worker's owned fault points (docs/design.md#showcase): set only by the showcase and
  * tests, so a fault hits its exact point instead of a lucky moment.
  *
  * With AMENDS_FAULT_CONTROL=stdin the worker reads one JSON object per line from stdin, each

@@ -1,6 +1,6 @@
 /**
  * `amends worker --manifest M [--batch-size N] [--instance-id ID]` (also `amends --manifest M`):
- * the source worker (worker.md). Wires the real adapters into the actor runtime:
+ * the source worker (docs/design.md#worker). Wires the real adapters into the actor runtime:
  *
  *   PostgreSQL State ─┐
  *   source observer ──┼─▶ createWorkerRuntime (group actor + one partition actor each)
@@ -201,7 +201,7 @@ function openStore({ scaffold, manifest, workerId, log, metrics }: WorkerRun): P
   return store;
 }
 
-/** The source observer (worker.md §2), or one line naming the topic and brokers. */
+/** The source observer (docs/design.md#source-validation), or one line naming the topic and brokers. */
 function openObserver({ manifest, brokers, workerId }: WorkerRun): Promise<KafkaSourceObserver> {
   return KafkaSourceObserver.open({
     brokers,

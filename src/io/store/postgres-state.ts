@@ -1,7 +1,8 @@
 /**
- * The production `State` (ports.ts, worker.md §5–§7): one namespace's partitions, decisions,
- * authority, output versions and outbox in PostgreSQL (migrations/0002-worker-store.ts; since
- * migration 0007 each version's row carries its outbox envelope).
+ * The production `State` (ports.ts, docs/design.md#store, #unknown-outcomes, #logs-and-exit): one
+ * namespace's partitions, decisions, authority, output versions and outbox in PostgreSQL
+ * (migrations/0002-worker-store.ts; since migration 0007 each version's row carries its outbox
+ * envelope).
  *
  * Every write is ONE statement that is its own (implicit) transaction, so a commit costs one
  * round trip and no transaction is ever held open while the worker waits on anything else:
@@ -207,7 +208,7 @@ export const loadWindowSql = `
  * authority by a bitmap scan per batch: 9,635 rows at batch size 1 in the bench, the store
  * call growing from 1.2 to 2.7 ms over 30 s); every write depends on it.
  * `w` reads the other steps' counts, so it runs after them: its clock reading is the work
- * time just before COMMIT (the figure cannot include its own commit, worker.md §7). The
+ * time just before COMMIT (the figure cannot include its own commit, docs/design.md#logs-and-exit). The
  * client cannot time inside a one-round-trip transaction, so the server's clock does it.
  *
  *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,
@@ -483,7 +484,7 @@ export class PostgresState implements State {
 
   /**
    * Begins a polled batch's work while the group runs its post-poll source observation
-   * (worker.md §2 lets that observation run alongside the store's work, as long as it passes
+   * (docs/design.md#source-validation lets that observation run alongside the store's work, as long as it passes
    * before the COMMIT is sent): screening, and on a partition the cache knows nothing of (the
    * first batch after a claim) the window read. Only reads; `process` of the same records
    * uses it when the partition row it read still has the request's epoch and frontier, and
@@ -691,7 +692,10 @@ export class PostgresState implements State {
     );
   }
 
-  /** The batch as worker.md §4.3 promises it: one partition, offsets ascending from the frontier. */
+  /**
+   * The batch as docs/design.md#partition-lifecycle promises it: one partition, offsets ascending
+   * from the frontier.
+   */
   private assertRequest(request: ProcessRequest): void {
     const { partition, records, epoch, expectedFrontier } = request;
     this.assertPartition(partition);
