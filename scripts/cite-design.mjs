@@ -147,11 +147,12 @@ function sectionAnchors(part, list) {
 
 /** A known qualifier right after a citation: its anchor, and how much text it covers if dropped. */
 function qualifierAt(part, rest) {
-  const lead = new RegExp(String.raw`^(?:,|:)?(?:${gap})?("?)`).exec(rest);
+  const lead = new RegExp(`^(?:,|:)?(?:${gap})?("?)`).exec(rest);
   if (lead === null) return undefined;
   const after = rest.slice(lead[0].length);
   for (const q of part.qualifiers) {
-    const match = typeof q.name === 'string' ? (after.startsWith(q.name) ? q.name : undefined) : q.name.exec(after)?.[0];
+    const match =
+      typeof q.name === 'string' ? (after.startsWith(q.name) ? q.name : undefined) : q.name.exec(after)?.[0];
     if (match === undefined || (typeof q.name !== 'string' && !after.startsWith(match))) continue;
     if (/\w/.test(after[match.length] ?? '') && /\w$/.test(match)) continue;
     if (q.keep) return { anchor: q.anchor, length: 0 };
@@ -192,7 +193,9 @@ function rewriteComment(text, problems) {
     // A citation right after another (`worker.md §1, cli.md`) names the design once.
     const between = text.slice(from, m.index);
     const follows = out.length > 0 && from === lastLinkEnd && /^[ \t]*[,;][ \t]*$/.test(between);
-    const link = [follows ? `#${anchors[0]}` : `${design}#${anchors[0]}`, ...anchors.slice(1).map((a) => `#${a}`)].join(', ');
+    const link = [follows ? `#${anchors[0]}` : `${design}#${anchors[0]}`, ...anchors.slice(1).map((a) => `#${a}`)].join(
+      ', ',
+    );
     out += between;
     // A line break inside the citation moves before it, so the comment keeps its lines.
     const consumed = text.slice(m.index, end + (qualifier?.length ?? 0));
@@ -217,15 +220,16 @@ function commentRanges(name, text) {
   const jsxTexts = [];
   const visit = (node) => {
     if (node.kind === ts.SyntaxKind.JsxText) jsxTexts.push([node.pos, node.end]);
-    const ranges = [...(ts.getLeadingCommentRanges(text, node.pos) ?? []), ...(ts.getTrailingCommentRanges(text, node.end) ?? [])];
+    const ranges = [
+      ...(ts.getLeadingCommentRanges(text, node.pos) ?? []),
+      ...(ts.getTrailingCommentRanges(text, node.end) ?? []),
+    ];
     for (const r of ranges) found.set(r.pos, r.end);
     for (const child of node.getChildren(source)) visit(child);
   };
   visit(source);
   // Trivia scanned from the edge of JSX text is not a comment: it is the text.
-  return [...found]
-    .filter(([pos]) => !jsxTexts.some(([a, b]) => pos >= a && pos < b))
-    .sort((a, b) => a[0] - b[0]);
+  return [...found].filter(([pos]) => !jsxTexts.some(([a, b]) => pos >= a && pos < b)).sort((a, b) => a[0] - b[0]);
 }
 
 const specMention = new RegExp(String.raw`(?<![\w/.-])(?:${fileNames})|shared/spec|\.\./shared`, 'g');
@@ -239,7 +243,8 @@ function rewriteFile(name, text, report) {
     out += text.slice(from, pos) + comment;
     from = end;
     for (const p of problems) report.push(`${name}:${lineOf(text, pos)}: ${p}`);
-    for (const left of comment.matchAll(specMention)) report.push(`${name}:${lineOf(text, pos)}: left as is: ${left[0]}`);
+    for (const left of comment.matchAll(specMention))
+      report.push(`${name}:${lineOf(text, pos)}: left as is: ${left[0]}`);
   }
   const rewritten = wrapLongLines(out + text.slice(from));
   const comments = commentRanges(name, rewritten);
@@ -277,7 +282,10 @@ function wrapLongLines(text) {
       lines[j] = lines[j].slice(0, cut);
       const next = lines[j + 1];
       // The next line continues the paragraph when it has the same prefix and plain text.
-      const continues = next?.startsWith(prefix) && /^[^\s\-*|`]/.test(next.slice(prefix.length)) && !/\d+\.\s/.test(next.slice(prefix.length, prefix.length + 4));
+      const continues =
+        next?.startsWith(prefix) &&
+        /^[^\s\-*|`]/.test(next.slice(prefix.length)) &&
+        !/\d+\.\s/.test(next.slice(prefix.length, prefix.length + 4));
       if (continues) lines[j + 1] = `${prefix}${rest} ${next.slice(prefix.length)}`;
       else lines.splice(j + 1, 0, `${prefix}${rest}`);
     }
@@ -299,7 +307,11 @@ function sourceFiles(dir) {
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function slugOf(heading) {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 const root = join(import.meta.dirname, '..');
