@@ -1,5 +1,5 @@
 /**
- * Where a worker's time per commit goes, from its own `process_attempt` lines (worker.md §7):
+ * Where a worker's time per commit goes, from its own `process_attempt` lines (docs/design.md#logs-and-exit):
  * the store call (decide + the one-statement commit, COMMIT included) against the interval
  * between commits; the rest of the interval is the poll, the post-poll source observation
  * and the actors' own work.

@@ -1,5 +1,5 @@
 /**
- * A reference consumer of the bench (quality.md "Benchmarks"), one process of two in a fresh
+ * A reference consumer of the bench (docs/design.md#benchmarks), one process of two in a fresh
  * group: the same client (@confluentinc/kafka-javascript) polling batches of 500 from the same
  * backlog, each poll written by baseline-writes.ts as one statement in autocommit mode.
  *

@@ -1,5 +1,5 @@
 /**
- * What each reference consumer of the bench writes per poll (quality.md "Benchmarks"), into
+ * What each reference consumer of the bench writes per poll (docs/design.md#benchmarks), into
  * tables of its own named by a prefix; baseline-consumer.ts runs them.
  *
  * - `naive`: the posts summed per (item, location, day), one upsert adding to the balance.
@@ -45,7 +45,7 @@ function revisionOf(value: Buffer | null): Revision | undefined {
     return undefined;
   }
   if (v === null || typeof v !== 'object' || typeof v.txn !== 'string') return undefined;
-  // The columns' ranges, not domain.md's rules: what does not fit is skipped like garbage.
+  // The columns' ranges, not docs/design.md#domain's rules: what does not fit is skipped like garbage.
   if (!Number.isSafeInteger(v.rev) || (v.rev as number) < 1 || (v.rev as number) > revMax) return undefined;
   return {
     txn: v.txn,

@@ -1,13 +1,13 @@
 /**
  * The benchmark's knobs (`npm run bench -- --records 200000 …`): the full run's defaults are
- * quality.md's sizes; the smoke test passes tiny ones. `--scale` selects the scale run
+ * docs/design.md#quality's sizes; the smoke test passes tiny ones. `--scale` selects the scale run
  * instead (issue 13): its sizes come from `--scale-shape` and the `--scale-*` knobs.
  */
 import { parseArgs } from 'node:util';
 
 export type ScaleShapeName = 'narrow' | 'wide';
 
-/** The scale run's two shapes (quality.md "Scale run"): 2 keys on 2 partitions, or 2,000 keys on 8. */
+/** The scale run's two shapes (docs/design.md#scale-run): 2 keys on 2 partitions, or 2,000 keys on 8. */
 export const scaleShapes: Record<ScaleShapeName, { keys: number; partitions: number; workers: number }> = {
   narrow: { keys: 2, partitions: 2, workers: 2 },
   wide: { keys: 2_000, partitions: 8, workers: 4 },

@@ -1,5 +1,5 @@
 /**
- * The result of one benchmark run (quality.md "Benchmarks" gives the minimum shape), the
+ * The result of one benchmark run (docs/design.md#benchmarks gives the minimum shape), the
  * targets judged against it, and the printed table with ratios to the naive baseline. A
  * scale run (`--scale`, issue 13) has a result of its own: its figures under "scale".
  */
@@ -32,7 +32,7 @@ export interface BenchResult {
     best: { batch_size: number; rps: number; rps_per_worker: number };
     naive_rps: number;
     ratio_best_to_naive: number;
-    /** The evidence floor and the Connect-style sink (quality.md), same backlog and stack. */
+    /** The evidence floor and the Connect-style sink (docs/design.md#quality), same backlog and stack. */
     floor_rps: number;
     ratio_best_to_floor: number;
     connect_rps: number;

@@ -1,5 +1,5 @@
 /**
- * The full benchmark run (quality.md "Benchmarks"; `npm run bench` without --scale), as a
+ * The full benchmark run (docs/design.md#benchmarks; `npm run bench` without --scale), as a
  * list of phases, each on its own namespace:
  *
  *   pg_test_fsync → backlog (2 partitions) → 2 workers at batch 1 (a bounded window) and at

@@ -1,5 +1,5 @@
 /**
- * Recovery under the offered load (quality.md "Benchmarks"), on the live chain:
+ * Recovery under the offered load (docs/design.md#benchmarks), on the live chain:
  *
  * - restart: SIGKILL the worker owning partition 0 and start it again at once with the same
  *   `--instance-id`, as a supervisor would (static membership: it gets its partitions back

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (quality.md "Benchmarks", not part of npm test): on the local stack,
+ * `npm run bench` (docs/design.md#benchmarks, not part of npm test): on the local stack,
  *
  *   pg_test_fsync → backlog (≥ 200,000 records, 2 partitions) → 2 workers at batch 1 (a bounded
  *   window) and at each batch size → the baselines → the live chain (2 workers, relay,

@@ -1,5 +1,5 @@
 /**
- * What one post-poll source observation costs (worker.md §2: topic metadata, effective
+ * What one post-poll source observation costs (docs/design.md#source-validation: topic metadata, effective
  * configuration, retained start and read-committed end, after every non-empty poll): the
  * worker's own observer, timed against the backlog topic. At batch size 1 it is paid per record.
  */

@@ -1,5 +1,5 @@
 /**
- * The scale run (issue 13, quality.md "Scale run"): does a worker's cost follow the work
+ * The scale run (issue 13, docs/design.md#scale-run): does a worker's cost follow the work
  * or the history? On a fresh source topic of the chosen shape:
  *
  *   backlog (≥ 2,000,000 records, ≥ 1,000,000 distinct transactions) → N workers at one

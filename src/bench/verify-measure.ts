@@ -1,5 +1,5 @@
 /**
- * The verifier's figures for the benchmark (issue 14, quality.md): `amendsctl verify --json`
+ * The verifier's figures for the benchmark (issue 14, docs/design.md#quality): `amendsctl verify --json`
  * of one namespace, run as a user runs it, with its wall time and the `stats` it reports
  * (time per phase, peak RSS of the verify process). A namespace without an output binding
  * (the throughput and scale namespaces) is compared on its source side and outbox only.

@@ -3,7 +3,7 @@
  * byte offset on, in chunks, whole lines only: a long log never sits in memory, and a log
  * that is still being written can be read again later from where the last read stopped.
  * Only the lines the scale run times are kept: `worker_started`, `store_observed` (a
- * seek's or a recovery's observation) and `process_attempt` (worker.md §7).
+ * seek's or a recovery's observation) and `process_attempt` (docs/design.md#logs-and-exit).
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';

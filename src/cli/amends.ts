@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** `amends`: the long-running processes (cli.md). */
+/** `amends`: the long-running processes (docs/design.md#commands). */
 import { keepDashboardLive } from './dashboard-environment.js';
 import { runExecutable } from './dispatch.js';
 

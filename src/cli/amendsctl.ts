@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** `amendsctl`: one-shot commands (cli.md). */
+/** `amendsctl`: one-shot commands (docs/design.md#commands). */
 import { keepDashboardLive } from './dashboard-environment.js';
 import { runExecutable } from './dispatch.js';
 

@@ -1,5 +1,5 @@
 /**
- * Runs an executable made of subcommands (cli.md): `help [command]`, `-h`/`--help` and
+ * Runs an executable made of subcommands (docs/design.md#commands): `help [command]`, `-h`/`--help` and
  * `--version` everywhere; picks the command, parses its flags with meow (an unknown flag
  * is a usage error with the command's help, a missing required flag one line), runs it,
  * and turns any failure into a one-line diagnostic and an exit code (then the error's next

@@ -1,5 +1,5 @@
 /**
- * The one place where failures become exit codes (cli.md): 0 success, 1 operational
+ * The one place where failures become exit codes (docs/design.md#commands): 0 success, 1 operational
  * failure with a one-line diagnostic, 2 usage error, 3 verify FAIL, 4 verify INCOMPLETE.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The usage checks meow leaves to us (cli.md): an unknown flag named as the user typed it,
+ * The usage checks meow leaves to us (docs/design.md#commands): an unknown flag named as the user typed it,
  * a missing required flag and a stray argument, the same one line for every command.
  */
 import type { AnyFlags } from 'meow';

@@ -1,6 +1,6 @@
 /**
  * The help an executable prints: its command list with the environment and exit codes
- * (cli.md), and one command's page. Both executables share the environment and exit-code
+ * (docs/design.md#commands), and one command's page. Both executables share the environment and exit-code
  * sections: they read the same variables and exit the same way.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The flags of every command that talks to Kafka (cli.md): `--brokers LIST` and
+ * The flags of every command that talks to Kafka (docs/design.md#commands): `--brokers LIST` and
  * `--kafka-config FILE`. Reading them installs the process's Kafka client settings
  * (client-settings.ts) before the command creates any client.
  */

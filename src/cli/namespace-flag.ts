@@ -1,4 +1,4 @@
-/** A `--namespace` flag value: the namespace rule of domain.md §1, or a usage error (exit 2). */
+/** A `--namespace` flag value: the namespace rule of docs/design.md#configuration, or a usage error (exit 2). */
 
 import { validNamespace } from '../domain/config.js';
 import { usageError } from '../kernel/amends-error.js';

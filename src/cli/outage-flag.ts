@@ -1,5 +1,5 @@
 /**
- * `--outage-budget-s` (worker.md §6 "Transient outages"): how long worker, relay and view ride
+ * `--outage-budget-s` (docs/design.md#outages): how long worker, relay and view ride
  * through a database or broker outage before they exit 1. Whole seconds; 0 keeps the old
  * behaviour of exiting at the first failure.
  */

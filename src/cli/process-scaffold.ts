@@ -1,7 +1,7 @@
 /**
  * What every long-running process (worker, relay, view) does the same way around its own
  * work: name itself, serve its metrics, stop on SIGINT/SIGTERM, open the database and
- * register the namespace (both riding an outage, worker.md §6: a supervisor restarts a
+ * register the namespace (both riding an outage, docs/design.md#unknown-outcomes: a supervisor restarts a
  * process while the database is still away), beat its heartbeat, and close what it opened
  * in reverse order, whatever happened.
  */
@@ -199,7 +199,7 @@ export class ProcessScaffold {
     for (const close of this.closers.splice(0).reverse()) await close().catch(() => {});
   }
 
-  /** Opens the database and registers the namespace (worker.md §1), each riding an outage. */
+  /** Opens the database and registers the namespace (docs/design.md#manifest), each riding an outage. */
   private async openDatabase(): Promise<boolean> {
     const { databaseUrl, manifest } = this.options;
     const db = await rideThrough(this.ride, () => Database.open(databaseUrl, this.applicationName));

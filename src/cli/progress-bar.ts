@@ -1,5 +1,5 @@
 /**
- * A progress bar on stderr, only when stderr is a terminal (cli.md: source-load). Lines that
+ * A progress bar on stderr, only when stderr is a terminal (docs/design.md#source-load). Lines that
  * the command prints on stdout meanwhile go through `printLine`, which clears the bar first
  * when both streams are the terminal, so bar and output never share a line.
  */

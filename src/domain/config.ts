@@ -1,5 +1,5 @@
 /**
- * The namespace configuration and manifest (domain.md §1, worker.md §1).
+ * The namespace configuration and manifest (docs/design.md#configuration, #manifest).
  * Validation collects every problem and reports them in one line each; unknown
  * members are errors, nothing is defaulted silently except what the spec defaults.
  */
@@ -117,7 +117,7 @@ function report(problems: Problems, what: string): never {
   throw invalidInput(`${what}: ${problems.join('; ')}`);
 }
 
-/** Validates a complete namespace configuration (domain.md §1). */
+/** Validates a complete namespace configuration (docs/design.md#configuration). */
 export function parseNamespaceConfig(value: unknown, what = 'config'): NamespaceConfig {
   const problems: Problems = [];
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
@@ -175,7 +175,7 @@ export function parseManifest(value: unknown, what = 'manifest'): Manifest {
   return { source_topic: value.source_topic as string, config };
 }
 
-/** Lowercase hex SHA-256 of the UTF-8 canonical JSON of the configuration (domain.md §1). */
+/** Lowercase hex SHA-256 of the UTF-8 canonical JSON of the configuration (docs/design.md#configuration). */
 export function configDigest(config: NamespaceConfig): string {
   return createHash('sha256').update(canonicalJson(config), 'utf8').digest('hex');
 }

@@ -1,6 +1,6 @@
 /**
  * The incremental decision engine: what the worker commits for each source record
- * (domain.md §4 precedence and authority, §5 output versions).
+ * (docs/design.md#outcomes precedence and authority, docs/design.md#output-versions output versions).
  *
  * Per record it touches only the record's stock key: one authority entry, at most two
  * per-day totals, and the closings from the earliest changed day onward. It never rescans
@@ -41,7 +41,7 @@ export type Screened =
   | { kind: 'decided'; result: DecideResult }
   | { kind: 'authority'; envelope: Envelope; stockKey: StockKeyConfig };
 
-/** domain.md §4, the "quarantined" column. */
+/** docs/design.md#outcomes, the "quarantined" column. */
 const quarantinedOutcomes: ReadonlySet<Outcome> = new Set<Outcome>([
   'MALFORMED',
   'SCHEMA',
@@ -74,7 +74,7 @@ export function decideBatch(
   return records.map((record) => decide(record, config, state));
 }
 
-/** Checks 1–6 of domain.md §4: MALFORMED, SCHEMA, KEY_MISMATCH, UNKNOWN_KEY, ROUTING, BEFORE_ORIGIN. */
+/** Checks 1–6 of docs/design.md#outcomes: MALFORMED, SCHEMA, KEY_MISMATCH, UNKNOWN_KEY, ROUTING, BEFORE_ORIGIN. */
 export function screenRecord(record: SourceRecord, config: NamespaceConfig): Screened {
   const decoded = decodeEnvelope(record.value, config.schema_version);
   if (decoded.outcome !== 'ok') {
@@ -121,7 +121,10 @@ export function screenRecord(record: SourceRecord, config: NamespaceConfig): Scr
   return { kind: 'authority', envelope, stockKey };
 }
 
-/** Checks 7–10 (STALE, DUPLICATE, CONFLICT, APPLIED) against one key's state, and §5's versions. */
+/**
+ * Checks 7–10 (STALE, DUPLICATE, CONFLICT, APPLIED) against one key's state, and the output
+ * versions (docs/design.md#output-versions).
+ */
 export function decideWithKeyState(
   record: SourceRecord,
   envelope: Envelope,
@@ -206,7 +209,7 @@ function refreshOutputs(
     let next: DayOutput;
     if (total !== undefined) {
       closing += total.qty;
-      // Closings are exact integers; a double beyond 2^53 would round silently (domain.md §5).
+      // Closings are exact integers; a double beyond 2^53 would round silently (docs/design.md#output-versions).
       if (!Number.isSafeInteger(closing)) {
         throw new RangeError(`closing balance of ${stockKey.item}@${stockKey.location} on ${day} exceeds 2^53-1`);
       }

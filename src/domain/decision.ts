@@ -1,5 +1,5 @@
 /**
- * Decision outcomes and the decision record (domain.md §4). Types only: the incremental
+ * Decision outcomes and the decision record (docs/design.md#outcomes). Types only: the incremental
  * engine (decide.ts) and the independent oracle (src/verify/fast-oracle.ts) each apply the rules themselves.
  */
 
@@ -23,7 +23,7 @@ export interface Decision {
   partition: number;
   offset: number;
   outcome: Outcome;
-  /** From the envelope; null when the envelope did not pass SCHEMA (transport.md, Export). */
+  /** From the envelope; null when the envelope did not pass SCHEMA (docs/design.md#export). */
   item: string | null;
   location: string | null;
   txn: string | null;

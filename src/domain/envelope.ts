@@ -1,5 +1,5 @@
 /**
- * The record value, a ledger revision envelope (domain.md §3). Strict decoding runs
+ * The record value, a ledger revision envelope (docs/design.md#envelope). Strict decoding runs
  * first and decides MALFORMED (including a null value and a non-object top level);
  * only a decodable object is judged by the member rules, which decide SCHEMA.
  */

@@ -1,8 +1,8 @@
 /**
- * Machine-readable lines shared by `export`, `simulate` and the verifier (transport.md,
- * Export), their canonical orders, and the output topic record (domain.md §6).
+ * Machine-readable lines shared by `export`, `simulate` and the verifier
+ * (docs/design.md#export), their canonical orders, and the output topic record (docs/design.md#output-envelope).
  *
- * Export lines keep the member order transport.md shows (JSON.stringify keeps insertion
+ * Export lines keep the member order docs/design.md#transport shows (JSON.stringify keeps insertion
  * order and escapes strings exactly as canonical JSON does), so two runs compare with diff.
  * Output topic records are canonical JSON (RFC 8785) instead.
  */
@@ -10,10 +10,10 @@ import { compareCodePoints } from './canonical-json.js';
 import type { Decision } from './decision.js';
 import type { OutputVersion } from './output-version.js';
 
-/** The output envelope's own format version (domain.md §6 shows `"schema":1`). */
+/** The output envelope's own format version (docs/design.md#output-envelope shows `"schema":1`). */
 export const outputEnvelopeSchema = 1;
 
-/** A decision's export fields in transport.md's member order (also the verifier's comparison). */
+/** A decision's export fields in docs/design.md#export's member order (also the verifier's comparison). */
 export function decisionFields(d: Decision) {
   return {
     partition: d.partition,
@@ -31,7 +31,7 @@ export function decisionLine(d: Decision): string {
   return JSON.stringify({ type: 'decision', ...decisionFields(d) });
 }
 
-/** An output version's export fields in transport.md's member order (also the verifier's comparison). */
+/** An output version's export fields in docs/design.md#export's member order (also the verifier's comparison). */
 export function outputFields(v: OutputVersion) {
   return {
     item: v.item,
@@ -97,7 +97,7 @@ export function sortOutputVersions(versions: readonly OutputVersion[]): OutputVe
 }
 
 /**
- * Output topic record key (domain.md §6): canonical `{"day":…,"item":…,"location":…}`.
+ * Output topic record key (docs/design.md#output-envelope): canonical `{"day":…,"item":…,"location":…}`.
  * Written member by member in RFC 8785's order, not through `canonicalJson`: one is written
  * per output version on the worker's hot path, where the generic writer (entries, sort, map,
  * join per object) was the largest single cost of a batch (a worker's CPU profile: 12% of its
@@ -108,7 +108,7 @@ export function outputRecordKey(v: OutputVersion): string {
   return `{"day":${JSON.stringify(v.day)},"item":${JSON.stringify(v.item)},"location":${JSON.stringify(v.location)}}`;
 }
 
-/** Output topic record value (domain.md §6), canonical JSON, written as `outputRecordKey` is. */
+/** Output topic record value (docs/design.md#output-envelope), canonical JSON, written as `outputRecordKey` is. */
 export function outputRecordValue(v: OutputVersion, namespace: string): string {
   const cause = `{"offset":${jsonNumber(v.cause.offset)},"partition":${jsonNumber(v.cause.partition)}}`;
   const closing = v.closing === null ? 'null' : jsonNumber(v.closing);

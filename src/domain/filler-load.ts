@@ -1,5 +1,5 @@
 /**
- * The showcase's filler load (verification.md, Showcase): a deterministic stream of valid
+ * The showcase's filler load (docs/design.md#showcase): a deterministic stream of valid
  * revisions for one stock key, so every fault lands on work in flight. Pure: the same
  * arguments give the same lines.
  *
@@ -16,7 +16,7 @@
  */
 import { addDays } from './calendar-day.js';
 
-/** One fixture line (cli.md, source-load) before it is written as JSON. */
+/** One fixture line (docs/design.md#source-load) before it is written as JSON. */
 export interface FillerLine {
   key: { item: string; location: string };
   value: Record<string, string | number>;

@@ -1,6 +1,6 @@
 /**
  * Fixture lines, `{"key":{"item":…,"location":…},"value":{…}}`, as `source-load`
- * publishes them and `simulate` reads them (cli.md).
+ * publishes them and `simulate` reads them (docs/design.md#commands).
  *
  * The key must be a configured stock key; it is routed by the configuration's mapping.
  * The value must be an object but is deliberately *not* judged as an envelope: SCHEMA or
@@ -34,7 +34,7 @@ export const fixtureLineDepthMax = jsonDepthMax + 1;
 const utf8 = new TextEncoder();
 
 /**
- * Validates one fixture line per cli.md source-load: a JSON object with `key` and `value`
+ * Validates one fixture line per docs/design.md#source-load: a JSON object with `key` and `value`
  * objects (and nothing else), the key a configured stock key ({item, location} strings);
  * encodes key and value as canonical JSON UTF-8 bytes; partition from the config's mapping.
  * Throws AmendsError invalidInput(`line N: reason`).

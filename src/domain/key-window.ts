@@ -1,5 +1,5 @@
 /**
- * The part of a stock key's state one batch needs (domain.md §4–§5), so a store reads that
+ * The part of a stock key's state one batch needs (docs/design.md#outcomes, #output-versions), so a store reads that
  * and not the key's history:
  * - the stored authority of the batch's transactions (nothing else decides STALE,
  *   DUPLICATE, CONFLICT or APPLIED for them);

@@ -3,10 +3,10 @@
  *
  * Plain data only — Maps of small objects of primitives — so that a later store can load
  * and save it per key (one row per txn, per day) and a restart can resume from it:
- * - authority: txn → its authoritative revision (domain.md §4);
+ * - authority: txn → its authoritative revision (docs/design.md#outcomes);
  * - dayTotals: day → sum and count of the authoritative posts on that day, so a change
  *   touches at most two days and closings are recomputed from the earliest one onward;
- * - outputs: day → the latest output version of that day (domain.md §5);
+ * - outputs: day → the latest output version of that day (docs/design.md#output-versions);
  * - dayOrder: every day that is active or shown, ascending, so a change finds the closing
  *   carried into its earliest day and the days after it without walking the key's history.
  */

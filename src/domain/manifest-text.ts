@@ -1,6 +1,6 @@
 /**
- * The manifest as a person saves it (worker.md §1): pretty-printed JSON (2-space indent) and
- * a final newline, members in domain.md §1's order. The order is written out member by
+ * The manifest as a person saves it (docs/design.md#manifest): pretty-printed JSON (2-space indent) and
+ * a final newline, members in docs/design.md#configuration's order. The order is written out member by
  * member, not taken from the object: a manifest rebuilt from PostgreSQL's jsonb (which
  * reorders members) or from a config file with its own member order must print byte for
  * byte like the one source-create printed. The digest never depends on this layout: it is

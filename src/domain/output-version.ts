@@ -1,4 +1,4 @@
-/** One immutable version of one (item, location, day) closing balance (domain.md §5). */
+/** One immutable version of one (item, location, day) closing balance (docs/design.md#output-versions). */
 export type BalanceStatus = 'NEGATIVE' | 'LOW' | 'OK';
 
 export interface OutputVersion {

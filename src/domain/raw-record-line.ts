@@ -1,5 +1,5 @@
 /**
- * Raw record lines for `simulate` (cli.md):
+ * Raw record lines for `simulate` (docs/design.md#commands):
  * `{"partition":P,"offset":O,"key_b64":…|null,"value_b64":…|null}` — exact bytes,
  * so that garbage, BOMs, invalid UTF-8 and non-canonical JSON can be simulated.
  * Base64 is strict standard base64 with padding: what Buffer would re-encode identically.

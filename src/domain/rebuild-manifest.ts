@@ -1,5 +1,5 @@
 /**
- * The manifest of a rebuild namespace (verification.md, "Rebuild namespaces"): the same
+ * The manifest of a rebuild namespace (docs/design.md#rebuild-namespaces): the same
  * source topic, incarnation and configuration, only another namespace. Everything that is
  * per namespace follows from that name (consumer group `amends.<ns>.source`, frontiers,
  * epochs, decisions, outputs), so a new name is a new, empty processing state from offset 0.

@@ -1,5 +1,5 @@
 /**
- * The Kafka record key (domain.md §2): a strict UTF-8 JSON object with exactly the
+ * The Kafka record key (docs/design.md#record-key): a strict UTF-8 JSON object with exactly the
  * string members `item` and `location`. Anything else decodes to the *empty stock key*,
  * which matches no envelope (the record becomes KEY_MISMATCH), with a reason for the
  * quarantine detail. Raw key bytes are never altered here.

@@ -1,5 +1,5 @@
 /**
- * A manifest rebuilt from its namespace's registry row (worker.md §1, manifest-recover).
+ * A manifest rebuilt from its namespace's registry row (docs/design.md#manifest, manifest-recover).
  * The row is trusted only as far as it checks out: the config must be a valid configuration
  * of this very namespace and incarnation, and its digest must be the stored digest (the
  * digest was computed from the manifest at registration, so a match means this is that

@@ -1,5 +1,5 @@
 /**
- * The input of `amendsctl simulate` (cli.md): a JSON Lines file mixing fixture lines
+ * The input of `amendsctl simulate` (docs/design.md#commands): a JSON Lines file mixing fixture lines
  * (fixture-line.ts) and raw record lines (raw-record-line.ts), turned into source records.
  *
  * Offsets: a raw record states its own offset, which must be greater than the previous

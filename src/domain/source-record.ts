@@ -1,6 +1,6 @@
 /**
  * One source record as the domain sees it: broker coordinates and the raw key and value
- * bytes, kept exactly as received (domain.md §2). Transport details stay in src/io/kafka.
+ * bytes, kept exactly as received (docs/design.md#record-key). Transport details stay in src/io/kafka.
  */
 export interface SourceRecord {
   partition: number;

@@ -1,5 +1,5 @@
 /**
- * Strict JSON decoding for record keys, envelopes and input lines (domain.md §2, §3).
+ * Strict JSON decoding for record keys, envelopes and input lines (docs/design.md#record-key, #envelope).
  *
  * Hand-written recursive descent on purpose: `JSON.parse` silently keeps the last of
  * duplicate members, forgets how a number was written (`1.0` and `1` look the same) and
@@ -11,11 +11,11 @@
  * strings (RFC 8259's "characters that must be escaped"), and more than `depthMax` nested
  * objects and arrays (the top-level container counts as one).
  *
- * U+007F–U+009F are legal JSON inside strings, raw or escaped; domain.md §3 counts them as
+ * U+007F–U+009F are legal JSON inside strings, raw or escaped; docs/design.md#envelope counts them as
  * control characters only in the member rules (item, location → SCHEMA), so decoding keeps them.
  */
 
-/** domain.md §3: "more than 64 nested objects and arrays (the top-level object counts as one)". */
+/** docs/design.md#envelope: "more than 64 nested objects and arrays (the top-level object counts as one)". */
 export const jsonDepthMax = 64;
 
 /** A decoded JSON value that still knows how each number was written. */

@@ -1,8 +1,8 @@
-/** Text rules shared by the configuration and the envelope (domain.md §1, §3). */
+/** Text rules shared by the configuration and the envelope (docs/design.md#configuration, #envelope). */
 
 const textLengthMax = 64;
 
-/** Control characters per domain.md §3: U+0000–U+001F and U+007F–U+009F. */
+/** Control characters per docs/design.md#envelope: U+0000–U+001F and U+007F–U+009F. */
 export function hasControlCharacter(s: string): boolean {
   for (const ch of s) {
     const c = ch.codePointAt(0) ?? 0;

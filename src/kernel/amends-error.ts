@@ -13,7 +13,7 @@ export type AmendsErrorCode =
 export interface AmendsErrorOptions {
   cause?: unknown;
   /**
-   * A dependency outage worth riding out (worker.md §6), decided by the adapter that wrapped
+   * A dependency outage worth riding out (docs/design.md#unknown-outcomes), decided by the adapter that wrapped
    * the client's error (io/store/pg-errors.ts, io/kafka/kafka-errors.ts), as platformatic/kafka
    * sets `canRetry` on the errors it creates.
    */

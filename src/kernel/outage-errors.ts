@@ -1,5 +1,5 @@
 /**
- * Which failures are a dependency outage (worker.md §6 "Transient outages"): the database or
+ * Which failures are a dependency outage (docs/design.md#outages): the database or
  * the broker did not answer, or a session died under us. Those are ridden through within the
  * outage budget; anything else (a refused statement, a topic that changed, an inconsistent
  * store) still ends the process at once.

@@ -1,8 +1,8 @@
 /**
  * The group actor: owns the consumer's lifecycle and supervises one partition actor per
- * assigned partition (worker.md §3, §4). This file is the chart; what its names mean (services,
- * delays, guards, actions) is in group-setup.ts, and how it hands a service's answer to a guard
- * or an action in service-params.ts.
+ * assigned partition (docs/design.md#consumer, #partition-lifecycle). This file is the chart; what
+ * its names mean (services, delays, guards, actions) is in group-setup.ts, and how it hands a
+ * service's answer to a guard or an action in service-params.ts.
  *
  *   starting → running.polling ⇄ validatingBatch → deciding → polling
  *   (the next poll and its source observation run while the last batch of a poll is being
@@ -14,7 +14,7 @@
  *   any ─STOP, a fatal failure or an outage past its budget→ draining (releasing → unassigning
  *     → closing) → stopped | failed
  *
- * Rebalances follow the eager protocol (`range` assignment, worker.md §3): a revocation is
+ * Rebalances follow the eager protocol (`range` assignment, docs/design.md#consumer): a revocation is
  * always of the whole assignment, and an assignment only follows a completed revocation.
  */
 import { and, type ErrorActorEvent, not } from 'xstate';
@@ -88,7 +88,7 @@ export const groupMachine = groupSetup.createMachine({
         STOP: { target: 'draining', actions: 'recordStop' },
         PARTITIONS_REVOKED: { target: '.revoking' },
         // With a serial consume → decide → consume loop, an assignment is served inside poll()
-        // (library-notes.md). Anywhere else it would break the eager protocol: fail visibly.
+        // (docs/design.md#library-facts). Anywhere else it would break the eager protocol: fail visibly.
         PARTITIONS_ASSIGNED: {
           target: 'draining',
           actions: { type: 'recordRebalanceViolation', params: { violation: 'assignedOutsidePoll' } },
@@ -127,7 +127,7 @@ export const groupMachine = groupSetup.createMachine({
             src: 'poll',
             input: ({ context }) => ({ maxRecords: context.batchSize }),
             onDone: [
-              // An empty poll decides nothing and needs no observation (worker.md §2).
+              // An empty poll decides nothing and needs no observation (docs/design.md#source-validation).
               { guard: { type: 'pollEmpty', params: records }, target: 'polling', reenter: true },
               { target: 'validatingBatch', actions: { type: 'savePolled', params: records } },
             ],
@@ -136,7 +136,7 @@ export const groupMachine = groupSetup.createMachine({
         },
         validatingBatch: {
           description:
-            'worker.md §2: the source is observed after every non-empty poll, before any of its COMMITs, so buffered records cannot bridge a topic recreation.',
+            'the source is observed after every non-empty poll, before any of its COMMITs, so buffered records cannot bridge a topic recreation.',
           on: { PARTITION_SETTLED: { actions: settledActions } },
           invoke: {
             id: 'observeSource',
@@ -156,7 +156,7 @@ export const groupMachine = groupSetup.createMachine({
           },
         },
         // Once the last batch of a poll is in flight, the next poll and its source observation
-        // run while it commits (worker.md §2 only needs the observation of a batch's own poll to
+        // run while it commits (docs/design.md#source-validation only needs the observation of a batch's own poll to
         // pass before its COMMIT is sent): at batch size 1 they were half of each record's cycle.
         deciding: {
           description: 'Hands each batch of the poll to its partition actor, one in flight at a time, in poll order.',
@@ -189,7 +189,7 @@ export const groupMachine = groupSetup.createMachine({
           initial: 'validatingSource',
           states: {
             validatingSource: {
-              description: 'worker.md §2: validate the source before assignment.',
+              description: 'validate the source before assignment.',
               invoke: {
                 id: 'observeSource',
                 src: 'observeSource',
@@ -213,7 +213,7 @@ export const groupMachine = groupSetup.createMachine({
               always: { guard: 'assignmentSettled', target: 'applying' },
               on: { PARTITION_POSITIONED: { actions: 'recordPositioned' } },
             },
-            // library-notes.md: assign with explicit offsets inside the rebalance callback, not
+            // docs/design.md#kafka-consumer: assign with explicit offsets inside the rebalance callback, not
             // seek (which fails until the partition is fetching).
             applying: {
               description: "Assigns the consumer at each positioned partition's frontier (an explicit offset).",
@@ -245,7 +245,7 @@ export const groupMachine = groupSetup.createMachine({
           // releasing → unassigning, as in draining: the broker sees the rebalance wait.
           states: releaseThenUnassign({ unassigned: '#group.running.polling', unassignFailed: '#group.draining' }),
         },
-        // worker.md §6 "Transient outages": every partition leaves processing (an unresolved
+        // docs/design.md#outages: every partition leaves processing (an unresolved
         // outcome stays with the store: the next claim re-observes it), the group waits for the
         // database and the broker to answer, then claims its assignment afresh. No poll meanwhile:
         // the outage budget plus one operation stays below max.poll.interval.ms.
@@ -294,7 +294,7 @@ export const groupMachine = groupSetup.createMachine({
     },
     draining: {
       description:
-        'Shutdown or a fatal failure: cancel the runner, wait for guarded work, release ownership, unassign, then close the client outside any callback (worker.md §4.5, §7).',
+        'Shutdown or a fatal failure: cancel the runner, wait for guarded work, release ownership, unassign, then close the client outside any callback (docs/design.md#group-supervision, #logs-and-exit).',
       entry: { type: 'releasePartitions', params: { reason: 'stopped' } },
       on: {
         PARTITION_ENDED: [
@@ -325,7 +325,7 @@ export const groupMachine = groupSetup.createMachine({
 export type GroupMachine = typeof groupMachine;
 
 /**
- * The sub-states revoking and draining share (worker.md §4.5): the broker sees the rebalance
+ * The sub-states revoking and draining share (docs/design.md#partition-lifecycle): the broker sees the rebalance
  * wait, so the consumer is unassigned only after every partition actor ended, the in-flight
  * decision's actor last. A failed unassign is recorded as the consumer's failure.
  */

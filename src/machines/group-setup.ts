@@ -41,7 +41,7 @@ const transientEnds: ReadonlySet<string> = new Set([
   'source_unobservable',
 ]);
 
-/** An assignment the eager protocol rules out (worker.md §3): the group fails visibly. */
+/** An assignment the eager protocol rules out (docs/design.md#consumer): the group fails visibly. */
 export const rebalanceViolationDetails = {
   assignedOutsidePoll: 'an assignment arrived outside a poll',
   assignedBeforeRevoked: 'an assignment before the previous one was revoked',
@@ -149,7 +149,7 @@ export const groupSetup = setup({
       bounds: observation.valid ? [...observation.bounds] : [],
     })),
     // One actor per partition. Ids are computed here because a spawn's id must be a fixed string
-    // (library-notes.md); ASSIGNED is queued in the child's mailbox until it starts.
+    // (docs/design.md#library-facts); ASSIGNED is queued in the child's mailbox until it starts.
     spawnPartitions: enqueueActions(({ context, enqueue }) => {
       // An entry exists exactly while its actor may be alive: created with the spawn.
       enqueue.assign({ partitions: context.assignment.map(newEntry) });
@@ -275,7 +275,7 @@ export const groupSetup = setup({
     // partition's batch is never dropped. Only batches of partitions that ended since the poll
     // are: those are not owned here any more, and their next owner reads from PostgreSQL.
     dispatchNext: enqueueActions(({ context, enqueue }) => {
-      // Serial processing (worker.md §4): the next batch waits for the one in flight.
+      // Serial processing (docs/design.md#partition-lifecycle): the next batch waits for the one in flight.
       if (context.inFlight !== null) return;
       const pending = [...context.pending];
       for (let next = pending.shift(); next !== undefined; next = pending.shift()) {

@@ -1,6 +1,7 @@
 /**
- * The group actor's vocabulary (worker.md §3, §4, §6): what it is given, what it holds about its
- * partition actors and an outage, the events it is sent, and what it ends with.
+ * The group actor's vocabulary (docs/design.md#consumer, #partition-lifecycle, #unknown-outcomes):
+ * what it is given, what it holds about its partition actors and an outage, the events it is sent,
+ * and what it ends with.
  */
 import type { PartitionEnd } from './partition-ends.js';
 import type { PartitionReport } from './partition-types.js';
@@ -42,7 +43,7 @@ export interface GroupInput {
   outageBudgetMs?: number;
 }
 
-/** A transient outage being ridden through (worker.md §6 "Transient outages"). */
+/** A transient outage being ridden through (docs/design.md#outages). */
 export interface Outage {
   /** What began it: the process's failure if the budget runs out. */
   failure: GroupFailure;
@@ -77,7 +78,7 @@ export interface GroupContext {
 }
 
 export interface GroupOutput {
-  /** 0 after a clean stop, 1 after a failure (worker.md §7). */
+  /** 0 after a clean stop, 1 after a failure (docs/design.md#logs-and-exit). */
   exitCode: 0 | 1;
   failure: GroupFailure | null;
 }

@@ -1,13 +1,14 @@
 /**
- * The limits of the partition lifecycle (worker.md §4, §6), named with their units.
- * The machines turn them into xstate delays, so tests run them on a SimulatedClock.
+ * The limits of the partition lifecycle (docs/design.md#partition-lifecycle, #unknown-outcomes),
+ * named with their units. The machines turn them into xstate delays, so tests run them on a
+ * SimulatedClock.
  */
 
 /** One shared deadline per operation (claim, seek, one decision), retries and waits included.
  * It stays below the one-minute rebalance timeout so a rebalance never outlives it. */
 export const operationBudgetMs = 20_000;
 
-/** At most three store attempts per operation (worker.md §6). */
+/** At most three store attempts per operation (docs/design.md#unknown-outcomes). */
 export const storeAttemptsMax = 3;
 
 /** A limit in milliseconds as the diagnostics say it ("20 s"): messages name a limit from its
@@ -19,7 +20,7 @@ export function secondsText(ms: number): string {
 /** The cancellable waits before the second and the third attempt. */
 export const retryWaitsMs = [100, 200] as const;
 
-/** `--batch-size` default: records per poll, and so per decision (worker.md §4.3). */
+/** `--batch-size` default: records per poll, and so per decision (docs/design.md#partition-lifecycle). */
 export const defaultBatchSize = 1;
 
 /** The wait before attempt `attempt + 1`, given that `attempt` attempts have been made (1-based). */
@@ -28,7 +29,7 @@ export function retryWaitMs(attemptsMade: number): number {
   return retryWaitsMs[attemptsMade - 1] ?? last;
 }
 
-/** `--outage-budget-s` default (worker.md §6 "Transient outages"): how long a database or broker
+/** `--outage-budget-s` default (docs/design.md#outages): how long a database or broker
  * outage may last before the process exits 1. Budget + one operation's 20 s must stay below the
  * consumer's one-minute max.poll.interval.ms: a riding group does not poll. */
 export const defaultOutageBudgetMs = 30_000;

@@ -1,5 +1,5 @@
 /**
- * Each partition's store operation deadline (worker.md §6: claiming, seeking and deciding
+ * Each partition's store operation deadline (docs/design.md#unknown-outcomes: claiming, seeking and deciding
  * each run under one shared `operationBudget`, an xstate delay started when the state is
  * entered). xstate does not expose a pending delay's due time, so this follows the actors'
  * snapshots: entering a state that carries the budget starts a deadline at `now() + budget`,

@@ -1,7 +1,8 @@
 /**
- * How a partition actor's ownership ends (worker.md §4.5, §6): `retired` gives the partition up
- * and the process goes on; `failed` stops the whole process with exit 1. Each end carries a
- * reason and a one-line detail; the details that name a limit are built from limits.ts.
+ * How a partition actor's ownership ends (docs/design.md#partition-lifecycle, #unknown-outcomes):
+ * `retired` gives the partition up and the process goes on; `failed` stops the whole process with
+ * exit 1. Each end carries a reason and a one-line detail; the details that name a limit are built
+ * from limits.ts.
  */
 import { operationBudgetMs, secondsText, storeAttemptsMax } from './limits.js';
 
@@ -78,7 +79,10 @@ export const protocolViolationDetails = {
   acknowledgedElsewhere: 'an acknowledged frontier other than last offset + 1',
 } as const;
 
-/** The frontier outside the broker's retained range: the source itself is invalid (worker.md §2). */
+/**
+ * The frontier outside the broker's retained range: the source itself is invalid
+ * (docs/design.md#source-validation).
+ */
 export function frontierBeyondEndDetail(frontier: 'claimed' | 'saved'): string {
   return `frontier_beyond_end: the ${frontier === 'claimed' ? 'claimed ' : ''}frontier lies outside the retained range`;
 }

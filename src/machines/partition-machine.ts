@@ -1,8 +1,9 @@
 /**
- * The lifecycle of one assigned partition (worker.md §4, §6): one actor per unit of ownership,
- * spawned by the group actor. This file is the chart; what its names mean (services, delays,
- * guards, actions) is in partition-setup.ts, the ends it gives in partition-ends.ts, and how it
- * hands a service's answer to a guard or an action in service-params.ts.
+ * The lifecycle of one assigned partition (docs/design.md#partition-lifecycle, #unknown-outcomes):
+ * one actor per unit of ownership, spawned by the group actor. This file is the chart; what its
+ * names mean (services, delays, guards, actions) is in partition-setup.ts, the ends it gives in
+ * partition-ends.ts, and how it hands a service's answer to a guard or an action in
+ * service-params.ts.
  *
  *   unassigned ─ASSIGNED→ claiming ─compatible→ seeking ─POSITIONED→ processing.idle
  *   processing.idle ─BATCH→ processing.deciding.committing ─acknowledged→ processing.idle
@@ -60,7 +61,8 @@ export const partitionMachine = partitionSetup.createMachine({
       description:
         'PostgreSQL increments the epoch under the row lock and returns (epoch, frontier); a compatible answer saves the ownership token.',
       // Leaving `claiming` stops the claim service: a late claim result after a revocation is
-      // dropped by xstate and never installs an epoch (worker.md §4: no install after invalidation).
+      // dropped by xstate and never installs an epoch (docs/design.md#partition-lifecycle: no
+      // install after invalidation).
       on: { RELEASE: { target: 'retired', actions: 'retireOnRelease' } },
       after: { operationBudget: { target: 'failed', actions: 'failBudgetExhausted' } },
       initial: 'claim',
@@ -173,7 +175,7 @@ export const partitionMachine = partitionSetup.createMachine({
         },
         wait: { description: 'A cancellable wait before the next observation.', after: { retryWait: 'observeStore' } },
         observeSource: {
-          description: "worker.md §2: validate the broker's retained boundary before any external seek.",
+          description: "validate the broker's retained boundary before any external seek.",
           invoke: {
             id: 'observeSource',
             src: 'observeSource',
@@ -194,7 +196,7 @@ export const partitionMachine = partitionSetup.createMachine({
             onError: { target: '#partition.failed', actions: 'failSourceUnobservable' },
           },
         },
-        // library-notes.md: the position is set by assigning with an explicit offset inside the
+        // docs/design.md#library-facts: the position is set by assigning with an explicit offset inside the
         // rebalance callback (`seek` fails before fetching starts): the group does that assign.
         awaitingAssign: {
           description: 'Positioned: the group assigns the consumer at the frontier, with an explicit offset.',
@@ -305,7 +307,8 @@ export const partitionMachine = partitionSetup.createMachine({
               },
             },
             recovering: {
-              description: '"unknown-recovery": re-read epoch and frontier before anything else (worker.md §6).',
+              description:
+                '"unknown-recovery": re-read epoch and frontier before anything else (docs/design.md#unknown-outcomes).',
               invoke: {
                 id: 'observe',
                 src: 'observe',

@@ -98,7 +98,7 @@ function acknowledgedAtLastPlusOne({ context }: GuardArgs, { answer }: AnswerPar
   return answer.kind === 'acknowledged' && answer.frontier === lastOffset(context.batch) + 1;
 }
 
-// The recovery table of worker.md §6, one guard per row (`observedForeignEpoch` is the third).
+// The recovery table of docs/design.md#unknown-outcomes, one guard per row (`observedForeignEpoch` is the third).
 function observedCommitted({ context }: GuardArgs, { row }: RowParams): boolean {
   return row.epoch === context.token?.epoch && row.frontier === lastOffset(context.batch) + 1;
 }
@@ -131,10 +131,10 @@ export const partitionSetup = setup({
     released,
     mayHaveCommitted: (_, { error }: FailureParams) => outcomeMayHaveCommitted(error),
     // Compatible claim, part 1: the epoch must be one this claim installed, above any epoch
-    // seen after an unknown claim (worker.md §6: never adopt an observed epoch).
+    // seen after an unknown claim (docs/design.md#unknown-outcomes: never adopt an observed epoch).
     claimedForeignEpoch: ({ context }, { row }: RowParams) => row.epoch <= context.epochFloor,
     // Compatible claim, part 2: the frontier lies within the broker's retained range. Outside it
-    // the source itself is invalid (worker.md §2: fatal), not just this ownership.
+    // the source itself is invalid (docs/design.md#source-validation: fatal), not just this ownership.
     claimedFrontierOutOfBounds: ({ context }, { row }: RowParams) => !withinBounds(row.frontier, context.bounds),
     observedForeignEpoch: ({ context }, { row }: RowParams) => row.epoch !== context.token?.epoch,
     observedFrontierMoved: ({ context }, { row }: RowParams) => row.frontier !== context.frontier,

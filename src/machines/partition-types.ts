@@ -1,5 +1,5 @@
 /**
- * The partition actor's vocabulary (worker.md §4): what it is given, what it holds, what it is
+ * The partition actor's vocabulary (docs/design.md#partition-lifecycle): what it is given, what it holds, what it is
  * told and what it tells its group.
  */
 import type { PartitionEnd, ReleaseReason, StoreOperation } from './partition-ends.js';
@@ -30,7 +30,7 @@ export interface PartitionInput {
   bounds: PartitionBounds;
 }
 
-/** What the dashboard shows for a partition (worker.md §4, quality.md "Dashboard"). */
+/** What the dashboard shows for a partition (docs/design.md#partition-lifecycle, #dashboard). */
 export interface PartitionContext {
   namespace: string;
   partition: number;

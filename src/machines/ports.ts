@@ -1,5 +1,5 @@
 /**
- * The seams the lifecycle machines talk through (worker.md §2, §3, §5). Types only, plus
+ * The seams the lifecycle machines talk through (docs/design.md#source-validation, #consumer, #store). Types only, plus
  * the store failure value: the machines never import pg or a Kafka client, and tests
  * `provide` memory implementations of the same ports.
  *
@@ -11,7 +11,7 @@ import type { SourceRecord } from '../domain/source-record.js';
 export type { SourceRecord };
 
 // ---------------------------------------------------------------------------------------
-// The store: `State` (worker.md §5)
+// The store: `State` (docs/design.md#store)
 // ---------------------------------------------------------------------------------------
 
 /** What PostgreSQL holds for one partition: the ownership epoch and the next offset to decide. */
@@ -65,7 +65,7 @@ export function outcomeMayHaveCommitted(error: unknown): boolean {
   return !(error instanceof StoreFailure && error.code === 'failed_before_commit');
 }
 
-/** The store seam: three I/O methods and nothing else (worker.md §5). Every call is cancellable. */
+/** The store seam: three I/O methods and nothing else (docs/design.md#store). Every call is cancellable. */
 export interface State {
   /** Increments the epoch under the partition row lock; returns the new epoch and the frontier. */
   claim(partition: number, signal: AbortSignal): Promise<PartitionRow>;
@@ -76,7 +76,7 @@ export interface State {
 }
 
 // ---------------------------------------------------------------------------------------
-// The source observer (worker.md §2)
+// The source observer (docs/design.md#source-validation)
 // ---------------------------------------------------------------------------------------
 
 /** One partition's broker boundaries: valid seeks lie in [retainedStart, readCommittedEnd]. */
@@ -114,7 +114,7 @@ export interface SourceObserver {
 }
 
 // ---------------------------------------------------------------------------------------
-// The consumer the group actor drives (worker.md §3, library-notes.md)
+// The consumer the group actor drives (docs/design.md#consumer, #library-facts)
 // ---------------------------------------------------------------------------------------
 
 /** A partition to consume from an explicit offset taken from PostgreSQL. */

@@ -1,4 +1,4 @@
-/** An xstate state value as text: "processing" or "processing.committing" (transport.md heartbeats). */
+/** An xstate state value as text: "processing" or "processing.committing" (docs/design.md#inspection heartbeats). */
 export function stateText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value !== null && typeof value === 'object') {

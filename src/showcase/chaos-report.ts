@@ -44,7 +44,7 @@ export function judge(report: ChaosReport): { verdict: ChaosVerdict; reasons: st
     (e) =>
       `${e.process} exited at ${e.at_s.toFixed(1)} s (${e.signal ?? `code ${e.code}`}) without a fault that kills it`,
   );
-  // transport.md, worker.md: SIGTERM drains, then exit 0.
+  // docs/design.md#transport, #worker: SIGTERM drains, then exit 0.
   for (const [name, r] of report.supervisor) {
     for (const e of r.exits) {
       if (e.cause === 'stop' && e.code !== 0)

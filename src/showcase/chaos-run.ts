@@ -41,7 +41,7 @@ export interface ChaosOptions {
   signal: AbortSignal;
 }
 
-/** worker.md §6: one store operation's budget; the database stays away longer than this. */
+/** docs/design.md#unknown-outcomes: one store operation's budget; the database stays away longer than this. */
 const operationBudgetMs = 20_000;
 const batchSize = 50;
 const drainPollMs = 1_000;

@@ -7,7 +7,7 @@
  * first four are a seeded order of one broker, two database and one process fault, so even
  * a 60 s run mixes at least four kinds with the broker and the database among them; the rest
  * are drawn by weight. Holds stay within the outage budget: the database away longer than
- * one operation's 20 s budget (worker.md §6), yet shorter than the outage budget, is the
+ * one operation's 20 s budget (docs/design.md#unknown-outcomes), yet shorter than the outage budget, is the
  * longest, and comes only after six shorter faults. A broker fault is never planned while the last one's broker may still be
  * restarting (`brokerSpacingMs`).
  */
@@ -44,7 +44,7 @@ export interface NemesisLimits {
   durationMs: number;
   /** The processes' --outage-budget-s, in ms: a fault's hold stays below it. */
   outageBudgetMs: number;
-  /** One store operation's budget (worker.md §6): the database stays away longer than this. */
+  /** One store operation's budget (docs/design.md#unknown-outcomes): the database stays away longer than this. */
   operationBudgetMs: number;
   partitions: number;
 }

@@ -1,7 +1,7 @@
 /**
  * A TCP proxy between a PostgreSQL client and the server that drops a connection at one
  * exact protocol point, to make "the COMMIT reply was lost" happen for real on the wire
- * (quality.md, Integration; the showcase's owned COMMIT-reply fault, verification.md).
+ * (docs/design.md#test-suites; the showcase's owned COMMIT-reply fault, docs/design.md#verification).
  *
  * It reads the frontend (client → server) message stream: the untyped startup packet, then
  * typed messages (1 type byte, int32 length). A fault is armed by a message predicate, e.g.
@@ -16,7 +16,7 @@
  *   `drop_after_forward`, the client cannot race the server: a client that reacts to the
  *   lost connection (amends' store cancels the session's statement, store-connection.ts)
  *   could otherwise cancel the statement before it commits.
- * And, for the outage tests (worker.md §6 "Transient outages"), `outage(ms)`: every open
+ * And, for the outage tests (docs/design.md#outages), `outage(ms)`: every open
  * connection is cut at once and new ones are refused until it ends, which is what clients
  * see of a database restart or a network partition.
  */

@@ -1,5 +1,5 @@
 /**
- * The showcase's step 4 (verification.md, Showcase): under filler, the fault proxy between
+ * The showcase's step 4 (docs/design.md#showcase): under filler, the fault proxy between
  * the owner of partition 0 and the database drops one COMMIT reply: the statement committed,
  * the reply never arrives. The worker must resolve the unknown outcome by re-observation.
  */

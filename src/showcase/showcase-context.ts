@@ -1,5 +1,5 @@
 /**
- * What the showcase's steps share (verification.md, Showcase; the steps are in
+ * What the showcase's steps share (docs/design.md#showcase; the steps are in
  * showcase-run.ts): the setup, the children, the probe, the loads, and the few moves every
  * fault step makes: wait for a condition while watching the children, find who processes a
  * partition, arm a worker's pause before one offset and see it reached.

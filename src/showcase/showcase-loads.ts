@@ -1,5 +1,5 @@
 /**
- * What the showcase loads into its source topic (verification.md, Showcase): the fixtures'
+ * What the showcase loads into its source topic (docs/design.md#showcase): the fixtures'
  * stories and a generated filler on both stock keys, each stage written to
  * `<run dir>/<stage>.jsonl` and loaded with `amendsctl source-load`.
  *

@@ -1,5 +1,5 @@
 /**
- * What the showcase reads to place faults and to see recovery (verification.md, Showcase):
+ * What the showcase reads to place faults and to see recovery (docs/design.md#showcase):
  * the partitions' epochs and frontiers, who processes which partition (heartbeat rows), the
  * epoch each decision was written under, what the view ignored, and whether the whole
  * chain has drained (source ends, outbox, output ends). Read-only.

@@ -1,5 +1,5 @@
 /**
- * The showcase's child processes (verification.md, Showcase): `amends worker|relay|view`
+ * The showcase's child processes (docs/design.md#showcase): `amends worker|relay|view`
  * started from this package's own bin/, each with its JSON log lines kept in memory (for the
  * waits that place and observe faults) and written to `<run dir>/<name>.log`.
  *

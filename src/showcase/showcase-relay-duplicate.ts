@@ -1,5 +1,5 @@
 /**
- * The showcase's step 5 (verification.md, Showcase): under filler, a relay with the owned
+ * The showcase's step 5 (docs/design.md#showcase): under filler, a relay with the owned
  * fault point (AMENDS_FAULT) exits after publish and before mark; the next relay publishes
  * those versions again and the view must ignore the second copies.
  */

@@ -1,5 +1,5 @@
 /**
- * The showcase's evidence (verification.md, Showcase): `report.json`
+ * The showcase's evidence (docs/design.md#showcase): `report.json`
  * (`{"run_id","verdict","started_at","finished_at","faults":[…],"verify":{…}}`) and a
  * `report.md` a person reads, both under artifacts/showcase/<run-id>/.
  */

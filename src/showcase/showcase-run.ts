@@ -1,5 +1,5 @@
 /**
- * The showcase's six steps (verification.md, Showcase), on fresh topics and a fresh
+ * The showcase's six steps (docs/design.md#showcase), on fresh topics and a fresh
  * namespace, with two stock keys on two partitions and a filler load on both:
  *
  *   1. source + output topics; two workers (each behind a PostgreSQL fault proxy of ours), a

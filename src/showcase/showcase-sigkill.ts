@@ -1,5 +1,5 @@
 /**
- * The showcase's step 2 (verification.md, Showcase): before.jsonl and the second key's
+ * The showcase's step 2 (docs/design.md#showcase): before.jsonl and the second key's
  * story with filler, then correction.jsonl. The owner of partition 0 pauses right before the
  * store call whose batch holds the correction (T2 rev 2) and is SIGKILLed there: an abrupt
  * death while deciding a correction. It is restarted with the same --instance-id; the

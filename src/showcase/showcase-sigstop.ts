@@ -1,5 +1,5 @@
 /**
- * The showcase's step 3 (verification.md, Showcase): under filler, the owner of partition 1
+ * The showcase's step 3 (docs/design.md#showcase): under filler, the owner of partition 1
  * stops (SIGSTOP) after a poll and before its store transaction, until its session has
  * expired and the group has handed the partition to the other worker (new epoch); then
  * SIGCONT: its late process call must be fenced and write nothing.

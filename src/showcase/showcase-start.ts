@@ -1,5 +1,5 @@
 /**
- * The showcase's step 1 (verification.md, Showcase): fresh source and output topics and a
+ * The showcase's step 1 (docs/design.md#showcase): fresh source and output topics and a
  * fresh namespace (two stock keys on two partitions); two workers, each behind a PostgreSQL
  * fault proxy of ours, a relay and a view as child processes; done once each worker
  * processes a partition of its own.

@@ -1,5 +1,5 @@
 /**
- * The showcase's timeline (verification.md, Showcase): progress notes, and each fault with
+ * The showcase's timeline (docs/design.md#showcase): progress notes, and each fault with
  * what was observed and when it recovered. Written as it happens to stderr (one line each,
  * time-stamped), or to the dashboard's timeline section under `--tui`; kept for the report.
  */

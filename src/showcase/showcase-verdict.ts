@@ -1,5 +1,5 @@
 /**
- * The showcase's step 6 (verification.md, Showcase): cancel-last-day.jsonl, wait until the
+ * The showcase's step 6 (docs/design.md#showcase): cancel-last-day.jsonl, wait until the
  * whole chain has drained, then `amendsctl verify --json`, whose verdict and exit code are the
  * showcase's. Under --keep the children keep running after the verdict until told to stop.
  */

@@ -1,5 +1,5 @@
 /**
- * The worker's owned fault points (verification.md, Showcase): set only by the showcase and
+ * The worker's owned fault points (docs/design.md#showcase): set only by the showcase and
  * tests, so a fault hits its exact point instead of a lucky moment.
  *
  * The showcase's worker entry (src/cli/faultable-worker.ts) injects them around the store's

@@ -1,5 +1,5 @@
 /**
- * The in-process feed of `amends worker --tui` (quality.md: a worker in the same process is
+ * The in-process feed of `amends worker --tui` (docs/design.md#dashboard: a worker in the same process is
  * shown from xstate's inspection stream directly). The runtime's `inspect` callback runs
  * inside xstate's transitions, so it only notes that something changed (and records the
  * events worth a timeline line); the summary is read outside the transition, at most every

@@ -2,7 +2,7 @@
  * The dashboard's PostgreSQL and broker feed (`amends tui`, and the counts of
  * `amends worker --tui`): every `pollIntervalMs` one `inspectStore` (the same aggregate
  * statements as `amendsctl inspect`) and one ListOffsets of the read-committed ends, pushed
- * into the store. The components never see this module (style.md: the UI reads a store).
+ * into the store. The components never see this module (docs/design.md#conventions: the UI reads a store).
  *
  * A failed poll is shown as the feed's error line and retried at the next tick; the broker
  * part is optional, as in inspect: unreachable means `end` and `lag` are unknown.
@@ -34,7 +34,7 @@ export interface DashboardFeedOptions {
   intervalMs?: number;
 }
 
-/** The view part of an inspection, when the transport has bound an output topic (transport.md). */
+/** The view part of an inspection, when the transport has bound an output topic (docs/design.md#transport). */
 interface ViewPart {
   output_topic: string;
   partitions: { partition: number; frontier: number }[];

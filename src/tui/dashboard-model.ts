@@ -1,5 +1,5 @@
 /**
- * The plain data the dashboard shows (quality.md "Dashboard"): what every component reads,
+ * The plain data the dashboard shows (docs/design.md#dashboard): what every component reads,
  * and nothing else. No I/O, no clock: the feeds (src/tui/dashboard-feed*.ts, the in-process
  * inspection feed) fill it through the store, and the components only render it.
  */
@@ -39,7 +39,7 @@ export interface PartitionView {
   attempts: number | null;
   /** The operation in flight (claim, seek, decide), when known. */
   operation: string | null;
-  /** Time left of that operation's budget, as last reported (worker.md §6). */
+  /** Time left of that operation's budget, as last reported (docs/design.md#unknown-outcomes). */
   deadlineInMs: number | null;
   /** Why the actor ended (retired/failed), when known. */
   endReason: string | null;
@@ -100,7 +100,7 @@ export interface DashboardSnapshot {
   ui: DashboardUi;
 }
 
-/** Bounded histories (style.md: a limit on everything). */
+/** Bounded histories (docs/design.md#conventions: a limit on everything). */
 export const recentDecisionsMax = 50;
 export const timelineEntriesMax = 50;
 

@@ -1,6 +1,6 @@
 /**
  * The dashboard's store: the feeds push samples in, the components read snapshots out
- * through `useSyncExternalStore` (library-notes.md, ink 6.8). Subscribers are told at most
+ * through `useSyncExternalStore` (docs/design.md#ink-and-meow). Subscribers are told at most
  * once per `flushIntervalMs`, however often the feeds push, so ink redraws at most ~10 times
  * a second. Key presses (selection, help) are flushed at once: they are rare and the user
  * is waiting for them.
@@ -24,7 +24,7 @@ import type { WorkerReport } from './worker-report.js';
 export const flushIntervalMs = 100;
 /** Records/s is the frontier's progress over this window. */
 export const rateWindowMs = 5_000;
-/** At most this many frontier samples per partition (a limit on everything, style.md). */
+/** At most this many frontier samples per partition (a limit on everything, docs/design.md#conventions). */
 const rateSamplesMax = 64;
 /** A rate needs samples at least this far apart. */
 const rateMinSpanMs = 400;

@@ -1,5 +1,5 @@
 /**
- * `?`: what the keys do and what the partition states mean (worker.md §4). The states and
+ * `?`: what the keys do and what the partition states mean (docs/design.md#partition-lifecycle). The states and
  * their meanings are read from the partition chart's own descriptions, so help and machine
  * cannot drift apart; the `processing` subtree is shown whole (a worker spends its time there).
  */

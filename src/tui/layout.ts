@@ -1,5 +1,5 @@
 /**
- * Fixed widths and line budgets (library-notes.md, ink 6.8): every row has the same width
+ * Fixed widths and line budgets (docs/design.md#ink-and-meow): every row has the same width
  * whatever its content, and the whole frame stays shorter than the terminal, so ink never
  * clears the screen and the line count does not jump. Pure: the app passes the terminal size.
  */

@@ -1,6 +1,6 @@
 /**
  * What the dashboard knows about one worker process's actors, whichever way it arrived:
- * a heartbeat row in PostgreSQL (other processes, transport.md Inspection) or this
+ * a heartbeat row in PostgreSQL (other processes, docs/design.md#inspection) or this
  * process's own runtime summary (`amends worker --tui`, fed by xstate's inspection stream).
  * Both go through the heartbeat codec (process/heartbeat.ts) into a `WorkerReport` here.
  */
@@ -16,7 +16,7 @@ export interface ActorPartition {
   frontier: number | null;
   attempts: number | null;
   operation: string | null;
-  /** Time left of the operation's budget when this report was made (worker.md §6). */
+  /** Time left of the operation's budget when this report was made (docs/design.md#unknown-outcomes). */
   deadlineInMs: number | null;
   lastOutcome: string | null;
   endReason: string | null;

@@ -1,6 +1,6 @@
 /**
  * Reads every record of a topic in [0, end) per partition, with read_committed, for the
- * verifier (verification.md, steps 4 and 5): the source up to the bound, the output topic up
+ * verifier (docs/design.md#bounded-verifier, steps 4 and 5): the source up to the bound, the output topic up
  * to its end. librdkafka's `KafkaConsumer` with explicit assignments at offset 0 (no group
  * membership, no commits, no automatic offset reset), bytes exactly as received: a null key
  * or value stays null, an empty one stays empty.

@@ -15,7 +15,10 @@ export interface OutputTopicRecord {
   value: Uint8Array | null;
 }
 
-/** A decision's compared fields (transport.md's export members), in export's order (src/domain/export-lines.ts). */
+/**
+ * A decision's compared fields (docs/design.md#export's export members), in export's order
+ * (src/domain/export-lines.ts).
+ */
 export function decisionFields(d: Omit<Decision, 'detail'>) {
   return exportedDecisionFields({ ...d, detail: null });
 }
@@ -39,7 +42,7 @@ export function dayLabel(v: { item: string; location: string; day: string }): st
   return `${v.item}@${v.location} ${v.day}`;
 }
 
-/** verification.md: quarantine compares (partition, offset, outcome, key bytes, value bytes). */
+/** docs/design.md#verification: quarantine compares (partition, offset, outcome, key bytes, value bytes). */
 export function quarantineFields(
   d: { partition: number; offset: number; outcome: string },
   raw: { key: Uint8Array | null; value: Uint8Array | null },

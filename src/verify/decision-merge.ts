@@ -1,5 +1,5 @@
 /**
- * A merge of two streams of one partition in offset order (verification.md, step 5): the
+ * A merge of two streams of one partition in offset order (docs/design.md#bounded-verifier, step 5): the
  * oracle's decisions over the source records and the store's decision rows. Each side is
  * pushed as it is read; a pair is judged as soon as both heads say which comes first, so
  * only what one side has read ahead of the other is held (one chunk at most, when the reader

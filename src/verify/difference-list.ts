@@ -1,5 +1,5 @@
 /**
- * The verifier's differences (verification.md): every one is counted by kind, the first
+ * The verifier's differences (docs/design.md#verification): every one is counted by kind, the first
  * ones are kept for the report (at most `listedDifferencesMax` per kind and in all), and the
  * reasons name each kind with its count and first key.
  */

@@ -1,6 +1,6 @@
 /**
  * Reads one namespace's decisions, output versions and quarantine from PostgreSQL in export's
- * canonical order (transport.md, Export) and renders them with the same line functions as
+ * canonical order (docs/design.md#export) and renders them with the same line functions as
  * `simulate` (domain/export-lines.ts), so any two runs compare with diff.
  *
  * Rows are read in pages by keyset (the primary key order), so an export of any size needs

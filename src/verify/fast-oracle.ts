@@ -1,15 +1,15 @@
 /**
- * The verifier's fast, independent oracle (domain.md §2–§5, verification.md): it judges the
- * source records of each partition in offset order and says every decision and every output
- * version, sharing no function or data structure with the worker's engine (src/domain's
- * decide.ts, ledger-state.ts, key-window.ts) or its decoders (it has its own,
- * oracle-decoder.ts).
+ * The verifier's fast, independent oracle (docs/design.md#record-key, #envelope, #outcomes,
+ * #output-versions, #verification): it judges the source records of each partition in offset order
+ * and says every decision and every output version, sharing no function or data structure with the
+ * worker's engine (src/domain's decide.ts, ledger-state.ts, key-window.ts) or its decoders (it has
+ * its own, oracle-decoder.ts).
  *
  * It keeps the authority (one packed entry per transaction: the revision and what it says,
  * txn-authority.ts; per partition, cleared once the partition is judged) and per stock key its
  * days (key-days.ts). An APPLIED decision moves at most two posts; every later
  * day's closing is recomputed from the authoritative totals (a Fenwick prefix sum, then a
- * running sum over the days after it) and compared with what S(K) showed, as §5 says. Time:
+ * running sum over the days after it) and compared with what S(K) showed, as docs/design.md#output-versions says. Time:
  * O(log days) per record plus O(1) per day visited; memory: the transactions and the days.
  * test/support/reference-oracle.ts (the old, obvious, quadratic one) must agree with it.
  */
@@ -21,7 +21,7 @@ import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracl
 import { PairMap } from './pair-map.js';
 import { TxnAuthority, unknownTxn } from './txn-authority.js';
 
-/** domain.md §4, in precedence order. */
+/** docs/design.md#outcomes, in precedence order. */
 export type OracleOutcome =
   | 'MALFORMED'
   | 'SCHEMA'
@@ -34,7 +34,7 @@ export type OracleOutcome =
   | 'CONFLICT'
   | 'APPLIED';
 
-/** The oracle's own copy of §4's "quarantined" column. */
+/** The oracle's own copy of the "quarantined" column (docs/design.md#outcomes). */
 export const quarantinedOutcomes: ReadonlySet<OracleOutcome> = new Set([
   'MALFORMED',
   'SCHEMA',

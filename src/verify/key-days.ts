@@ -1,5 +1,5 @@
 /**
- * One stock key's days for the fast oracle (domain.md §5): every day that ever held an
+ * One stock key's days for the fast oracle (docs/design.md#output-versions): every day that ever held an
  * authoritative post, in ascending order, with per day the sum (`total`) and count (`posts`)
  * of the authoritative posts on it, a Fenwick tree over the totals (so a closing is
  * opening + one prefix sum, O(log days), recomputed from authority rather than carried from

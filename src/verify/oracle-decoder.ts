@@ -1,8 +1,8 @@
 /**
- * The oracle's own decoding of a source record's key and value (domain.md §2–§4, checks 1–3),
- * written from the spec apart from the worker's decoders (src/domain/record-key.ts,
- * envelope.ts, text-rules.ts): the verifier must not repeat a decoding bug of the worker.
- * test/unit/oracle-decoder.property.test.ts holds the two against each other.
+ * The oracle's own decoding of a source record's key and value (docs/design.md#record-key,
+ * #envelope, #outcomes, checks 1–3), written from the spec apart from the worker's decoders
+ * (src/domain/record-key.ts, envelope.ts, text-rules.ts): the verifier must not repeat a decoding
+ * bug of the worker. test/unit/oracle-decoder.property.test.ts holds the two against each other.
  *
  * Only outcomes matter here: a decision's free-text detail is never compared.
  */
@@ -26,7 +26,7 @@ export type OracleValue =
 
 export type OracleKey = { valid: false } | { valid: true; item: string; location: string };
 
-/** domain.md §3's bounds. */
+/** docs/design.md#envelope's bounds. */
 const nameLengthMax = 64;
 const txnPattern = /^[A-Za-z0-9._:-]{1,64}$/;
 const plainInteger = /^-?(?:0|[1-9][0-9]*)$/;
@@ -46,7 +46,8 @@ function strictJsonOf(bytes: Uint8Array | null): OracleJson | undefined {
   } catch {
     return undefined;
   }
-  // The parser would refuse U+FEFF too (it is no JSON whitespace); §2 names the rule, so it is here.
+  // The parser would refuse U+FEFF too (it is no JSON whitespace); docs/design.md#record-key names
+  // the rule, so it is here.
   if (text.charCodeAt(0) === 0xfeff) return undefined;
   try {
     return parseStrictJson(text);
@@ -56,7 +57,7 @@ function strictJsonOf(bytes: Uint8Array | null): OracleJson | undefined {
   }
 }
 
-/** domain.md §2: exactly `item` and `location`, both strings; anything else is the empty stock key. */
+/** docs/design.md#record-key: exactly `item` and `location`, both strings; anything else is the empty stock key. */
 export function decodeOracleKey(bytes: Uint8Array | null): OracleKey {
   const json = strictJsonOf(bytes);
   if (json?.kind !== 'object' || json.members.size !== 2) return { valid: false };
@@ -66,7 +67,7 @@ export function decodeOracleKey(bytes: Uint8Array | null): OracleKey {
   return { valid: true, item: item.text, location: location.text };
 }
 
-/** domain.md §3 and §4 checks 1–2: MALFORMED, SCHEMA, or the envelope. */
+/** docs/design.md#envelope, #outcomes checks 1–2: MALFORMED, SCHEMA, or the envelope. */
 export function decodeOracleValue(bytes: Uint8Array | null, schemaVersion: number): OracleValue {
   const json = strictJsonOf(bytes);
   if (json?.kind !== 'object') return { outcome: 'MALFORMED' };

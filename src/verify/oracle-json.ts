@@ -1,5 +1,5 @@
 /**
- * The oracle's own strict JSON reader (domain.md §2–§3), written apart from the worker's
+ * The oracle's own strict JSON reader (docs/design.md#record-key, #envelope), written apart from the worker's
  * (src/domain/strict-json.ts) so that a decoding bug in one shows up as a difference instead
  * of being repeated by the verifier. It reads text that is already valid UTF-8 and rejects:
  * duplicate member names (compared after unescaping), unpaired surrogate escapes, unescaped
@@ -9,7 +9,7 @@
  * Numbers keep their lexeme, so a caller can tell `1` from `1.0` or `1e0`.
  */
 
-/** domain.md §3: at most 64 nested objects and arrays. */
+/** docs/design.md#envelope: at most 64 nested objects and arrays. */
 export const jsonDepthMax = 64;
 
 export type OracleJson =

@@ -1,12 +1,12 @@
 /**
- * The output topic record of a version (domain.md §6) as the verifier expects it, written
+ * The output topic record of a version (docs/design.md#output-envelope) as the verifier expects it, written
  * here rather than taken from src/domain/export-lines.ts, so that a bug in the worker's
  * rendering shows up as an outbox or topic difference. Canonical JSON (RFC 8785) of these
  * fixed members is their names in sorted order, no whitespace, strings as JSON.stringify
  * escapes them and integers as plain decimals.
  */
 
-/** domain.md §6: the output envelope's `schema`. */
+/** docs/design.md#output-envelope: the output envelope's `schema`. */
 export const outputRecordSchema = 1;
 
 export interface ExpectedVersion {

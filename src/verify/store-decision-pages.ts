@@ -1,5 +1,5 @@
 /**
- * The verifier's read of one partition's decisions (verification.md, step 5), in offset
+ * The verifier's read of one partition's decisions (docs/design.md#bounded-verifier, step 5), in offset
  * order by keyset pages on the primary key (ns, partition, record_offset): an index range
  * scan that stops at the page limit, so a page costs the same at any depth. The raw bytes
  * are read only for quarantined rows (the only ones compared by bytes).

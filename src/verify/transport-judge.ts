@@ -1,5 +1,5 @@
 /**
- * The transport half of the verifier's comparison (verification.md, step 5; the rules are
+ * The transport half of the verifier's comparison (docs/design.md#bounded-verifier, step 5; the rules are
  * in verify-comparison.ts's header): the output topic's records against the oracle's
  * versions, and the view's rows against the store's latest versions, judged as they come,
  * with what is left judged by `finish`. Memory: the ledger's per-version flags and per-day

@@ -1,8 +1,8 @@
 /**
- * The fast oracle's authority (domain.md §4): per (stock key, transaction) the authoritative
+ * The fast oracle's authority (docs/design.md#outcomes): per (stock key, transaction) the authoritative
  * revision, its day (or none: a cancel) and its quantity. It is the one part of the
  * verifier's memory that grows with the history (a correction may name any transaction ever
- * posted), so it is packed as domain.md §3 allows: a txn is 1–64 ASCII characters, so its
+ * posted), so it is packed as docs/design.md#envelope allows: a txn is 1–64 ASCII characters, so its
  * bytes go into one arena; `rev` (1 … 2^31−1), `qty` (±10^9) and the interned day with the
  * id's length fit 32-bit columns (chunked-column.ts: they grow without copies); an
  * open-addressing table holds entry numbers. About 20 bytes of columns, the id's bytes and 4–8 bytes of table per transaction,
@@ -15,7 +15,7 @@ export const unknownTxn = -1;
 /** Day id of a cancel (no day). */
 export const noDay = -1;
 
-/** domain.md §3: a txn has at most 64 characters. */
+/** docs/design.md#envelope: a txn has at most 64 characters. */
 const txnLengthMax = 64;
 const lengthBits = 7;
 const lengthMask = (1 << lengthBits) - 1;
@@ -78,7 +78,7 @@ export class TxnAuthority {
     return id === noDay ? undefined : this.dayNames[id];
   }
 
-  /** Makes (rev, day, qty) the entry's authority; rev and qty as domain.md §3 bounds them. */
+  /** Makes (rev, day, qty) the entry's authority; rev and qty as docs/design.md#envelope bounds them. */
   set(entry: number, rev: number, day: string | undefined, qty: number): void {
     if (rev !== (rev | 0) || qty !== (qty | 0)) throw new RangeError(`verify: rev ${rev} or qty ${qty} out of range`);
     this.revs.set(entry, rev);

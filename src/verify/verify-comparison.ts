@@ -1,5 +1,5 @@
 /**
- * The bounded verifier's comparison (verification.md, step 5), without I/O, fed as streams:
+ * The bounded verifier's comparison (docs/design.md#bounded-verifier, step 5), without I/O, fed as streams:
  *
  * 1. per source partition, the source records in offset order (judged by the fast oracle as
  *    they come) merged with the store's decision rows in offset order: decisions and
@@ -308,7 +308,7 @@ export class VerifyComparison {
     return want && this.isDecided(want.cause) ? want : undefined;
   }
 
-  /** The output topic record (domain.md §6) of an oracle version: its partition, key and value. */
+  /** The output topic record (docs/design.md#output-envelope) of an oracle version: its partition, key and value. */
   private topicRecordOf(v: ExpectedVersion) {
     return {
       partition: v.cause.partition,

@@ -1,5 +1,5 @@
 /**
- * The bounded verifier's report (verification.md, `verify --json`): the verdict, why it is
+ * The bounded verifier's report (docs/design.md#bounded-verifier, `verify --json`): the verdict, why it is
  * not PASS, each source partition's frontier against its bound, what was compared, and the
  * first differences. The same object is printed by `--json` and returned by `runVerify`,
  * which adds `stats` (phase timings and peak memory) once the comparison is done.
@@ -29,7 +29,7 @@ export interface Difference {
   got: unknown;
 }
 
-/** verification.md: `differences` holds at most 100 entries (the reasons count them all). */
+/** docs/design.md#verification: `differences` holds at most 100 entries (the reasons count them all). */
 export const listedDifferencesMax = 100;
 
 export interface VerifyDocument {

@@ -1,5 +1,5 @@
 /**
- * The bounded verifier (verification.md, "Bounded verifier"), as a function that returns the
+ * The bounded verifier (docs/design.md#bounded-verifier), as a function that returns the
  * report, so that `amendsctl verify` and the showcase run the same thing:
  *
  *   guard → revalidate the source (and the output binding) → fix the bound (read-committed
@@ -41,7 +41,7 @@ import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
 import { PhaseClock, type VerifyPhase } from './verify-stats.js';
 
-/** verification.md: verify waits for the guard, by default 60 s. */
+/** docs/design.md#verification: verify waits for the guard, by default 60 s. */
 export const defaultGuardWaitMs = 60_000;
 
 /** Store and view rows per keyset page. */
@@ -318,7 +318,10 @@ async function inSnapshot<T>(
   );
 }
 
-/** Steps 2 and 3: the source is still valid (worker.md §2); its read-committed ends are the bound. */
+/**
+ * Steps 2 and 3: the source is still valid (docs/design.md#source-validation); its read-committed
+ * ends are the bound.
+ */
 async function observeSource(observer: KafkaSourceObserver, manifest: Manifest): Promise<Map<number, number>> {
   const all = Array.from({ length: manifest.config.partitions }, (_, p) => p);
   const observation = await observer.observe(all, AbortSignal.timeout(30_000));

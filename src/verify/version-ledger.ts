@@ -1,6 +1,6 @@
 /**
  * The oracle's output versions as the verifier keeps them for comparing the store, the
- * outbox, the output topic and the view (verification.md, step 5), which all hold them in
+ * outbox, the output topic and the view (docs/design.md#bounded-verifier, step 5), which all hold them in
  * other orders than the oracle makes them (the store by (item, location, day, version), the
  * topic by relay order). Per version: its closing (NaN: retracted), its cause offset and a few
  * flags; everything else a version says follows from its key's configuration. While the

@@ -131,7 +131,40 @@ describe('source layout', () => {
     }
     expect(long).toEqual([]);
   });
+
+  it('cites the design in docs/design.md, never the contract files a clone lacks', () => {
+    // Only a file that names the contract somewhere needs its comments found (the slow part).
+    const naming = files.filter(({ source }) => contractMention.test(source.getFullText()));
+    const citing = naming.flatMap(({ name, source }) =>
+      commentsOf(source)
+        .filter((comment) => contractMention.test(comment))
+        .map((comment) => `${name}: ${comment.match(contractMention)?.[0]}`),
+    );
+    expect(citing).toEqual([]);
+  });
 });
+
+/** The contract's files live outside the repository (../shared); scripts/cite-design.mjs maps them. */
+const contractMention =
+  /\.\.\/shared|shared\/spec|(?<![\w/.-])(?:domain|worker|transport|verification|quality|cli|library-notes|style)\.md/;
+
+/** Every comment of a file: the leading and trailing trivia of every token, none inside JSX text. */
+function commentsOf(source: ts.SourceFile): string[] {
+  const text = source.getFullText();
+  const found = new Map<number, string>();
+  const jsxTexts: ts.Node[] = [];
+  const visit = (node: ts.Node): void => {
+    if (node.kind === ts.SyntaxKind.JsxText) jsxTexts.push(node);
+    const ranges = [
+      ...(ts.getLeadingCommentRanges(text, node.pos) ?? []),
+      ...(ts.getTrailingCommentRanges(text, node.end) ?? []),
+    ];
+    for (const range of ranges) found.set(range.pos, text.slice(range.pos, range.end));
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  return [...found].filter(([pos]) => !jsxTexts.some((j) => pos >= j.pos && pos < j.end)).map(([, comment]) => comment);
+}
 
 function lineOf(source: ts.SourceFile, position: number): number {
   return source.getLineAndCharacterOfPosition(position).line;

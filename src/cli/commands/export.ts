@@ -1,6 +1,6 @@
 /**
- * `amendsctl export --manifest M --what decisions|outputs|view|quarantine` (transport.md,
- * Export): JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs
+ * `amendsctl export --manifest M --what decisions|outputs|view|quarantine`
+ * (docs/design.md#export): JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs
  * compare with diff. `view` is what `amends view` holds: the highest version per
  * (item, location, day), retractions included (none before the view has run).
  */
@@ -54,7 +54,7 @@ export const exportCommand = defineCommand({
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     // Read-only: an unregistered namespace is refused, never registered; a manifest whose
-    // digest differs from the registered one is refused too (worker.md §1).
+    // digest differs from the registered one is refused too (docs/design.md#manifest).
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl export');
     try {
       const lines = exporters[what as What](db.pool, namespace);

@@ -1,5 +1,5 @@
 /**
- * `amendsctl inspect --manifest M [--json] [--recent N]` (transport.md, Inspection): each
+ * `amendsctl inspect --manifest M [--json] [--recent N]` (docs/design.md#inspection): each
  * partition's epoch, frontier, broker end and lag, last committed work; counts by outcome,
  * outputs, quarantine, outbox, workers and recent decisions. Read-only: an unregistered
  * namespace or an absent or old schema is a one-line error (read-only-namespace.ts).
@@ -167,7 +167,7 @@ export function inspectionDocument(
     outputs: store.outputs,
     quarantine: store.quarantine,
     outbox: store.outbox,
-    // Without an output binding the view does not exist (transport.md: null).
+    // Without an output binding the view does not exist (docs/design.md#transport: null).
     view:
       store.view === null
         ? null

@@ -1,5 +1,5 @@
 /**
- * `amendsctl manifest-recover --namespace NS [--brokers B]` (worker.md §1): rebuilds a lost
+ * `amendsctl manifest-recover --namespace NS [--brokers B]` (docs/design.md#manifest): rebuilds a lost
  * manifest from the namespace registry in PostgreSQL and prints it byte for byte as
  * source-create printed it (manifest-text.ts), so `diff` with a surviving copy is empty.
  *

@@ -1,10 +1,10 @@
 /**
  * `amendsctl output-create --manifest M --topic OUT [--replication-factor 1]
  * [--min-insync-replicas N] [--brokers B]`
- * (transport.md, Output binding): creates the namespace's output topic and records the
+ * (docs/design.md#output-binding): creates the namespace's output topic and records the
  * binding namespace → (topic, incarnation) in PostgreSQL.
  *
- * Order: register the namespace (worker.md §1); refuse when it is bound already (before the
+ * Order: register the namespace (docs/design.md#manifest); refuse when it is bound already (before the
  * broker is touched); refuse an existing topic (never adopts); create it with the source's
  * partition count, the source's retention safety settings and its in-sync floor
  * (replication-flags.ts); read its UUID back; read those settings back; record the binding. A failed or unknown creation response proves nothing

@@ -1,6 +1,6 @@
 /**
- * `amendsctl rebuild-create --manifest M --namespace NS2 [--brokers B]` (verification.md,
- * "Rebuild namespaces"): prints the manifest of a new namespace over the same source topic:
+ * `amendsctl rebuild-create --manifest M --namespace NS2 [--brokers B]`
+ * (docs/design.md#rebuild-namespaces): prints the manifest of a new namespace over the same source topic:
  * same incarnation and configuration, only the namespace differs. Its consumer group
  * (`amends.NS2.source`), frontiers (0: nothing in the database yet), epochs and outputs all
  * follow from the new name, so workers on it re-derive everything from offset 0.

@@ -1,5 +1,5 @@
 /**
- * `amendsctl showcase [--tui] [--keep]` (verification.md, Showcase): one command that shows a
+ * `amendsctl showcase [--tui] [--keep]` (docs/design.md#showcase): one command that shows a
  * newcomer the whole system surviving real, owned faults, ending in the verifier's verdict.
  * The steps are in showcase-run.ts; this file is the command: flags, the timeline's
  * destination (stderr or the dashboard), Ctrl-C, the report, the exit code (0 only on PASS).

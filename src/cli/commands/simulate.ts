@@ -1,5 +1,5 @@
 /**
- * `amendsctl simulate --manifest M --file F` (cli.md): offline, no broker and no database.
+ * `amendsctl simulate --manifest M --file F` (docs/design.md#commands): offline, no broker and no database.
  * Runs the worker's incremental engine over the file's records and prints all decision
  * lines, then all output lines, in export's canonical order and format.
  */

@@ -1,6 +1,6 @@
 /**
  * `amendsctl source-create --namespace NS --topic T [--partitions 2] [--replication-factor 1]
- * [--min-insync-replicas N] [--config FILE] [--brokers B]` (worker.md §1, cli.md): creates
+ * [--min-insync-replicas N] [--config FILE] [--brokers B]` (docs/design.md#manifest, #commands): creates
  * the source topic and prints the manifest. It needs no database; with AMENDS_DATABASE_URL
  * set it refuses a namespace registered there before creating anything
  * (unregistered-namespace.ts).
@@ -11,10 +11,10 @@
  * incarnation; the effective retention settings (and the floor) are read back too
  * (topic-config.ts) so a broker that ignored one is caught here, not by the first worker.
  *
- * Output: the manifest as pretty-printed JSON (2-space indent, members in domain.md §1
+ * Output: the manifest as pretty-printed JSON (2-space indent, members in docs/design.md#configuration
  * order, manifest-text.ts) on stdout: a file a person saves and reads; rebuild-create and
  * manifest-recover print the same layout. Its digest does not depend on this layout: it is
- * computed over the canonical JSON of `config` (domain.md §1).
+ * computed over the canonical JSON of `config` (docs/design.md#configuration).
  */
 
 import {
@@ -123,7 +123,7 @@ ${kafkaFlagsHelp(26)}
     );
     await checkSafeRetention(brokers, topic, minInsyncReplicas, '');
 
-    // Built in domain.md §1's member order, then validated again as a whole: the same
+    // Built in docs/design.md#configuration's member order, then validated again as a whole: the same
     // checks every later reader of this manifest applies.
     const manifest: Manifest = parseManifest({
       source_topic: topic,

@@ -1,6 +1,6 @@
 /**
  * `amendsctl source-load --manifest M --file F [--delivery-timeout-ms 30000] [--brokers B]`
- * (cli.md, verification.md "Producer session guard").
+ * (docs/design.md#commands, #producer-guard).
  *
  * Order, each step before the next:
  *  1. AMENDS_DATABASE_URL must be set (one line, exit 1, before anything is read);

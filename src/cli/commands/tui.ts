@@ -1,6 +1,6 @@
 /**
  * `amends tui --manifest M [--brokers B]`: the dashboard of a whole namespace
- * (quality.md "Dashboard"). Every process of the namespace is shown from PostgreSQL (its
+ * (docs/design.md#dashboard). Every process of the namespace is shown from PostgreSQL (its
  * heartbeat row and the inspection queries) and the broker's ends, polled by
  * src/tui/dashboard-feed.ts into the store that the ink components read. Read-only, as
  * `amendsctl inspect`: an unregistered namespace or an old schema is a one-line error

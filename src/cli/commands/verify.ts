@@ -1,5 +1,5 @@
 /**
- * `amendsctl verify --manifest M [--json] [--wait S]` (verification.md, Bounded verifier):
+ * `amendsctl verify --manifest M [--json] [--wait S]` (docs/design.md#bounded-verifier):
  * takes the producer guard, fixes the bound, re-reads the source, runs the oracle and compares
  * the store, outbox, output topic and view with it (src/verify/verify-run.ts). Exit 0 PASS, 3
  * FAIL, 4 INCOMPLETE; 1 when something prevents the comparison.

@@ -1,6 +1,6 @@
 /**
  * `amends worker --manifest M [--batch-size N] [--instance-id ID]` (also `amends --manifest M`):
- * the source worker (worker.md). This file holds its flags, help and their checks; the worker
+ * the source worker (docs/design.md#worker). This file holds its flags, help and their checks; the worker
  * itself — store, observer, consumer, the wrappers around them and the actor runtime — is
  * composed in src/io/worker/worker-composition.ts.
  *

@@ -1,6 +1,6 @@
 /**
  * The Kafka client settings of a process (`--kafka-config FILE` or AMENDS_KAFKA_CONFIG,
- * cli.md): a Java-properties file of librdkafka property names, as `kcat -F` and Kafka's
+ * docs/design.md#commands): a Java-properties file of librdkafka property names, as `kcat -F` and Kafka's
  * `--command-config` take, applied to every client amends opens (consumer, producer,
  * admin, and the kafkajs DescribeConfigs reader through kafkajs-security.ts).
  *
@@ -31,7 +31,7 @@ export interface KafkaClientSettings {
 export const noKafkaClientSettings: KafkaClientSettings = { properties: {}, file: null };
 
 /**
- * Properties amends decides itself (worker.md §3, transport.md): a file may not change how
+ * Properties amends decides itself (docs/design.md#consumer, #transport): a file may not change how
  * offsets, groups, isolation or idempotence work, only how clients reach the cluster.
  */
 const amendsOwnedProperties = new Set([

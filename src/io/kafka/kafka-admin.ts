@@ -4,7 +4,7 @@
  * client is always disconnected (use `withKafkaAdmin`).
  *
  * The effective topic configuration is not here: librdkafka's client lacks DescribeConfigs
- * (library-notes.md, upstream issue #444); see topic-config.ts.
+ * (docs/design.md#library-facts, upstream issue #444); see topic-config.ts.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../../kernel/amends-error.js';
@@ -32,7 +32,7 @@ export interface NewTopicSpec {
   topic: string;
   partitions: number;
   replicationFactor: number;
-  /** Topic configuration; librdkafka wants every value as a string (library-notes.md). */
+  /** Topic configuration; librdkafka wants every value as a string (docs/design.md#library-facts). */
   config: Record<string, string>;
 }
 
@@ -48,7 +48,7 @@ export type OffsetBoundary = 'log-start' | 'read-committed-end';
 
 /**
  * What a creation request told us. Only `created` and `already-exists` are answers about the
- * topic; `failed` and `unknown` prove nothing: the topic may exist anyway (worker.md §1).
+ * topic; `failed` and `unknown` prove nothing: the topic may exist anyway (docs/design.md#manifest).
  */
 export type TopicCreation =
   | { outcome: 'created' }
@@ -108,7 +108,7 @@ export class KafkaAdmin {
     if (description.error) {
       throw kafkaError(`cannot describe topic ${topic}: ${describeKafkaError(description.error)}`);
     }
-    // Runtime shape differs from the typings (library-notes.md): signed bigint halves + `base64`.
+    // Runtime shape differs from the typings (docs/design.md#library-facts): signed bigint halves + `base64`.
     const topicId = description.topicId as unknown as KafkaTopicId;
     if (isZeroTopicId(topicId)) {
       throw operationalError(
@@ -147,7 +147,7 @@ export class KafkaAdmin {
    * One offset per requested partition, in one ListOffsets call: the log start offset
    * (`log-start`, the retained start) or the last stable offset (`read-committed-end`: LATEST
    * under READ_COMMITTED; an open transaction holds it at its first offset). A partition may
-   * appear only once per call (library-notes.md), hence one call per boundary.
+   * appear only once per call (docs/design.md#library-facts), hence one call per boundary.
    */
   async listOffsets(
     topic: string,

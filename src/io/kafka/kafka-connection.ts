@@ -1,6 +1,6 @@
 /**
  * How amends reaches the brokers: the bootstrap list (flag, then AMENDS_BROKERS, then the
- * local stack's default, cli.md), the settings every librdkafka client gets so that no
+ * local stack's default, docs/design.md#commands), the settings every librdkafka client gets so that no
  * connection attempt waits unboundedly, and a one-line description of a client error.
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';

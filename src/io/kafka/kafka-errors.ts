@@ -1,6 +1,6 @@
 /**
  * Which failures of the Kafka clients (librdkafka through @confluentinc/kafka-javascript, and
- * kafkajs for DescribeConfigs) are an outage worth riding out (worker.md §6): no broker
+ * kafkajs for DescribeConfigs) are an outage worth riding out (docs/design.md#unknown-outcomes): no broker
  * answered, a partition is between leaders, a coordinator is moving. Neither client marks
  * its errors retriable in a way amends can rely on across both, so their texts are matched
  * here, once; the Kafka adapters wrap the clients' errors with `kafkaError`, which sets

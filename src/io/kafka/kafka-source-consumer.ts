@@ -1,10 +1,10 @@
 /**
- * The worker's source consumer (worker.md §3) on librdkafka's `KafkaConsumer` from
+ * The worker's source consumer (docs/design.md#consumer) on librdkafka's `KafkaConsumer` from
  * @confluentinc/kafka-javascript: one group member per process, classic eager `range`
  * assignment, read_committed, no automatic offset reset, no automatic commits. Positions come
  * only from PostgreSQL: the group actor hands them to `assign` as explicit offsets.
  *
- * The rebalance protocol, as this adapter plays it (library-notes.md for each fact):
+ * The rebalance protocol, as this adapter plays it (docs/design.md#library-facts for each fact):
  * - librdkafka serves rebalances inside `consume()` and calls `rebalance_cb`; the binding
  *   dispatches it to the JS thread and returns, and librdkafka then *waits* until the
  *   application calls `assign()` / `unassign()` (whole group included, in eager mode).
@@ -126,7 +126,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
 
   /**
    * Commits a durable frontier to the consumer group, asynchronously, for monitoring only
-   * (worker.md §3: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
+   * (docs/design.md#consumer: kafka-consumer-groups, kafka_exporter and Burrow read group offsets; the
    * worker never reads them back, PostgreSQL's frontier wins on assignment). It never waits:
    * librdkafka queues the commit and the answer arrives through onGroupOffsetCommit. False
    * when it could not even be queued (not connected, or the client refused it at once).
@@ -231,7 +231,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
 
   /**
    * Answers the pending ERR__ASSIGN_PARTITIONS with these partitions at these explicit offsets
-   * (library-notes.md: assign with offsets in the callback's turn, not `seek`, which fails until
+   * (docs/design.md#kafka-consumer: assign with offsets in the callback's turn, not `seek`, which fails until
    * the partition is fetching). Partitions of the assignment left out (retired) are not fetched.
    * With no rebalance pending (after riding through an outage), it re-assigns partitions of the
    * group's current assignment at new explicit offsets: librdkafka allows that outside a callback.

@@ -1,16 +1,16 @@
 /**
- * The source observer on the real broker (worker.md §2): one `observe` reads the topic's
+ * The source observer on the real broker (docs/design.md#source-validation): one `observe` reads the topic's
  * metadata (UUID, partition count), its effective retention configuration, and each requested
  * partition's retained start (log start offset) and read-committed end (last stable offset),
  * then says whether the source may still be read, or what changed.
  *
  * Two long-lived clients serve it, opened once and kept across calls because the worker
  * observes after every non-empty poll: librdkafka's AdminClient (metadata, ListOffsets) and a
- * kafkajs admin (DescribeConfigs, which librdkafka's client lacks: library-notes.md, topic-config.ts).
+ * kafkajs admin (DescribeConfigs, which librdkafka's client lacks: docs/design.md#library-facts, topic-config.ts).
  * The four requests run concurrently; an observation costs one round trip to the broker.
  *
  * These are separate reads, not an atomic lock against administrative changes: a topic
- * recreated between two observations is caught by the next one (worker.md §2).
+ * recreated between two observations is caught by the next one (docs/design.md#source-validation).
  */
 
 import { untilAborted } from '../../kernel/abortable.js';
@@ -70,7 +70,7 @@ export class KafkaSourceObserver implements SourceObserver {
         );
       }
     }
-    // All four requests at once. The verdict reads them in the order of worker.md §2, so a
+    // All four requests at once. The verdict reads them in the order of docs/design.md#source-validation, so a
     // recreated topic is reported as such even when its offsets could not be listed.
     const settled = Promise.allSettled([
       this.admin.describeTopic(topic, observeRequestTimeoutMs),
@@ -154,7 +154,7 @@ export class KafkaSourceObserver implements SourceObserver {
   }
 }
 
-/** worker.md §2: compaction or any finite retention can remove history the frontier relies on. */
+/** docs/design.md#source-validation: compaction or any finite retention can remove history the frontier relies on. */
 function judgeRetention(topic: string, config: Record<string, string | null>): SourceObservation | undefined {
   for (const name of retentionConfigNames) {
     if (typeof config[name] !== 'string') {

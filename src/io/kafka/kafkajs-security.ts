@@ -1,6 +1,6 @@
 /**
  * The librdkafka security settings of --kafka-config as kafkajs options, for the one path
- * that still goes through kafkajs (DescribeConfigs, topic-config.ts; library-notes.md).
+ * that still goes through kafkajs (DescribeConfigs, topic-config.ts; docs/design.md#library-facts).
  * Only what decides how a connection is made matters to kafkajs: security.protocol, the
  * SASL mechanism and credentials, and the TLS trust, client certificate and verification.
  * Other librdkafka properties (timeouts, buffers) have no kafkajs counterpart and are

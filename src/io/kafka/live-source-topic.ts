@@ -2,7 +2,7 @@
  * The live source topic must still be the incarnation a namespace was created over, with its
  * partition count. A deleted and recreated topic has the same name but a new UUID: its
  * records are another history, where no namespace's frontiers and decisions apply (the
- * worker rejects it as recreated, worker.md §2). Commands that act on a source without
+ * worker rejects it as recreated, docs/design.md#source-validation). Commands that act on a source without
  * running a worker (source-load, rebuild-create, manifest-recover) check it once here.
  * One observation, not a lock: a later recreation is caught by the next check.
  */

@@ -1,11 +1,11 @@
 /**
- * The view's reader of the output topic (transport.md, View) on librdkafka's
+ * The view's reader of the output topic (docs/design.md#view) on librdkafka's
  * `KafkaConsumer`: read_committed, no automatic offset reset, no commits, and explicit
  * positions from the view's own frontier in PostgreSQL (PostgreSQL wins, as for the worker).
  *
  * It assigns every partition itself instead of joining a group rebalance: exactly one view
  * per namespace is active (role-lock.ts), so there is nothing to share, and an explicit
- * `assign` with offsets needs no rebalance callback (library-notes.md: assign with offsets,
+ * `assign` with offsets needs no rebalance callback (docs/design.md#kafka-consumer: assign with offsets,
  * not `seek`). The group id `amends.<namespace>.view` names the client; no offset is ever
  * committed to it.
  */

@@ -1,7 +1,7 @@
 /**
  * The members of @confluentinc/kafka-javascript 1.10.1's `KafkaConsumer` that exist at
  * runtime (lib/kafka-consumer.js) but are missing from its typings (types/rdkafka.d.ts;
- * library-notes.md): typed once here, and checked to be there, instead of a cast at each use.
+ * docs/design.md#library-facts): typed once here, and checked to be there, instead of a cast at each use.
  */
 import type { RdKafka } from '@confluentinc/kafka-javascript';
 import { assertInvariant } from '../../kernel/invariant.js';
@@ -19,7 +19,7 @@ export function consumerShim(consumer: RdKafka.KafkaConsumer): ConsumerShim {
   assertInvariant(
     typeof members.assignmentLost === 'function' &&
       typeof members.setDefaultIsTimeoutOnlyForFirstMessage === 'function',
-    'KafkaConsumer lacks assignmentLost / setDefaultIsTimeoutOnlyForFirstMessage: recheck library-notes.md after an upgrade',
+    'KafkaConsumer lacks assignmentLost / setDefaultIsTimeoutOnlyForFirstMessage: recheck docs/design.md#kafka-consumer after an upgrade',
   );
   return members as ConsumerShim;
 }

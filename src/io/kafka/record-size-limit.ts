@@ -1,6 +1,6 @@
 /**
  * The largest source record a topic and amends' producer both accept, so source-load can
- * refuse an oversized line *before* publishing anything (cli.md: any invalid line, nothing
+ * refuse an oversized line *before* publishing anything (docs/design.md#commands: any invalid line, nothing
  * published). Without it, lines before an oversized one are published and the load then
  * fails half-way.
  *

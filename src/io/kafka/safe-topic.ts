@@ -1,14 +1,14 @@
 /**
  * Creating a topic amends will rely on, source or output: never adopting an existing one,
  * with unlimited delete-only retention and, when asked, a floor of in-sync replicas, and
- * reading back what the broker actually made (worker.md §1, transport.md "Output binding").
+ * reading back what the broker actually made (docs/design.md#manifest, #output-binding).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { invalidInput, operationalError } from '../../kernel/amends-error.js';
 import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
 import { describeTopicConfig } from './topic-config.js';
 
-/** Unlimited, delete-only retention: history is never removed under a namespace (worker.md §2). */
+/** Unlimited, delete-only retention: history is never removed under a namespace (docs/design.md#source-validation). */
 export const safeTopicConfig: Readonly<Record<string, string>> = {
   'cleanup.policy': 'delete',
   'retention.ms': '-1',

@@ -1,5 +1,5 @@
 /**
- * The worker's source consumer as configured (worker.md §3): its options, their defaults with
+ * The worker's source consumer as configured (docs/design.md#consumer): its options, their defaults with
  * the unit in each name, the checks they must pass, and the librdkafka configuration built from
  * them. The consumer (kafka-source-consumer.ts) only plays the protocol; every figure it waits
  * or fetches by is here, with the measurement behind it.
@@ -10,7 +10,7 @@ import { assertInvariant } from '../../kernel/invariant.js';
 import type { BufferLimits } from './fair-partition-buffer.js';
 import { librdkafkaBaseConfig } from './kafka-connection.js';
 
-/** worker.md §3: the broker's minimum, so a dead member's partitions move within seconds. */
+/** docs/design.md#consumer: the broker's minimum, so a dead member's partitions move within seconds. */
 export const defaultSessionTimeoutMs = 6_000;
 /** librdkafka's default `heartbeat.interval.ms`: the most a heartbeat waits, whatever the session timeout. */
 const heartbeatIntervalMaxMs = 3_000;
@@ -57,7 +57,7 @@ const queuedMinMessages = 10_000;
  */
 const fetchQueueBackoffMs = 10;
 
-/** worker.md §3: the group id is derived from the namespace alone. */
+/** docs/design.md#consumer: the group id is derived from the namespace alone. */
 export function sourceGroupId(namespace: string): string {
   return `amends.${namespace}.source`;
 }
@@ -125,7 +125,7 @@ function heartbeatIntervalMs(sessionTimeoutMs: number): number {
   return Math.max(1, Math.min(heartbeatIntervalMaxMs, Math.floor(sessionTimeoutMs / 3)));
 }
 
-/** The librdkafka configuration of worker.md §3 (exported so tests and diagnostics can show it). */
+/** The librdkafka configuration of docs/design.md#consumer (exported so tests and diagnostics can show it). */
 export function sourceConsumerConfig(options: SourceConsumerConfigOptions): {
   global: RdKafka.ConsumerGlobalConfig;
   topic: RdKafka.ConsumerTopicConfig;

@@ -3,7 +3,7 @@
  * explicit partition per record, acks from all in-sync replicas, a delivery deadline, and a
  * delivery report per record that resolves its (partition, offset) or says why not.
  *
- * Facts relied on (library-notes.md, @confluentinc/kafka-javascript 1.10.1):
+ * Facts relied on (docs/design.md#kafka-client):
  * - delivery reports need `dr_cb: true` and someone calling poll(): setPollInterval(n) (here every 5 ms);
  * - `delivery.timeout.ms` is librdkafka's alias of `message.timeout.ms`: a record without an
  *   acknowledgement by then gets a report with ERR__MSG_TIMED_OUT;

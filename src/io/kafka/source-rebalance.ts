@@ -1,6 +1,6 @@
 /**
- * What a call of librdkafka's `rebalance_cb` asks of the source consumer (worker.md §3,
- * library-notes.md): an assignment of source partitions or a revocation, which librdkafka then
+ * What a call of librdkafka's `rebalance_cb` asks of the source consumer (docs/design.md#consumer,
+ * docs/design.md#library-facts): an assignment of source partitions or a revocation, which librdkafka then
  * waits for the application to answer with `assign()` / `unassign()`. Reading the callback's
  * arguments is here; the answer and its bookkeeping are the consumer's (kafka-source-consumer.ts).
  */

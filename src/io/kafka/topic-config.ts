@@ -2,7 +2,7 @@
  * The effective configuration of a topic, as the broker reports it (DescribeConfigs).
  *
  * Why kafkajs here: @confluentinc/kafka-javascript 1.10.1 has no DescribeConfigs in either
- * of its APIs (library-notes.md, upstream issue #444, open); kafkajs' admin.describeConfigs
+ * of its APIs (docs/design.md#library-facts, upstream issue #444, open); kafkajs' admin.describeConfigs
  * works on Node 20. This is the only place amends uses kafkajs.
  */
 // Default import: kafkajs is CommonJS and Node's ESM loader exposes ConfigResourceTypes only on the
@@ -32,12 +32,12 @@ const deadBrokerPauseMs = 500;
 const connectionFailure =
   /Connection error|ECONNREFUSED|ECONNRESET|Connection timeout|Request .*timed out|NOT_CONTROLLER/i;
 
-/** The settings that decide whether history can disappear (worker.md §2). */
+/** The settings that decide whether history can disappear (docs/design.md#source-validation). */
 export const retentionConfigNames = ['cleanup.policy', 'retention.ms', 'retention.bytes'] as const;
 
 /**
  * A kafkajs admin connection kept open across calls: the worker reads the configuration after
- * every non-empty poll (worker.md §2), so a connection per call would cost a handshake each time.
+ * every non-empty poll (docs/design.md#source-validation), so a connection per call would cost a handshake each time.
  */
 export class TopicConfigReader {
   private closed = false;

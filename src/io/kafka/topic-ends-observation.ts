@@ -5,7 +5,7 @@
  * says nothing about why it failed. So the topic is described before and after the ends
  * are listed, and the ends are reported only when both descriptions show the expected UUID
  * and partition count: a UUID is never reused, so the listing in between read that topic.
- * Otherwise the status says what is wrong (transport.md, Inspection; README: inspect).
+ * Otherwise the status says what is wrong (docs/design.md#inspection; README: inspect).
  *
  * Like every observation (docs/choices.md), this is a sequence of reads, not a lock.
  */

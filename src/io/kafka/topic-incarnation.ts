@@ -6,7 +6,7 @@ import { assertInvariant } from '../../kernel/invariant.js';
 
 /**
  * The shape @confluentinc/kafka-javascript 1.10.1 returns from describeTopics at runtime.
- * The halves are *signed* 64-bit bigints (library-notes.md: Admin; the typings also name a
+ * The halves are *signed* 64-bit bigints (docs/design.md#kafka-admin; the typings also name a
  * `base64str` member that is undefined at runtime, the real one is `base64`).
  */
 export interface KafkaTopicId {

@@ -1,6 +1,6 @@
 /**
  * Every long-running process writes one heartbeat row about once a second: who it is and
- * a summary of its actors' states (transport.md, Inspection). Other processes (inspect, the
+ * a summary of its actors' states (docs/design.md#inspection). Other processes (inspect, the
  * dashboard) read these rows; a missed beat is only staleness, never a failure of the work.
  */
 import type pg from 'pg';

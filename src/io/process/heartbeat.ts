@@ -1,5 +1,5 @@
 /**
- * The heartbeat row's `state` (transport.md, Inspection), one codec for every side: the worker
+ * The heartbeat row's `state` (docs/design.md#inspection), one codec for every side: the worker
  * encodes its runtime summary here, and the dashboard, the showcase's probe and the tests
  * decode rows here, instead of each re-parsing `Record<string, unknown>` by hand. Decoding is
  * tolerant: a row written by an older build, or by another role, gives nulls and empty
@@ -18,7 +18,7 @@ export interface PartitionBeat {
   attempts: number | null;
   /** The store operation in flight (claim, seek, decide), if any. */
   operation: string | null;
-  /** Time left of the operation's shared budget (worker.md §6) when the beat was written. */
+  /** Time left of the operation's shared budget (docs/design.md#unknown-outcomes) when the beat was written. */
   deadline_in_ms: number | null;
   last_outcome: string | null;
 }

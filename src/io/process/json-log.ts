@@ -1,7 +1,7 @@
 /**
  * Structured logs: one JSON object per line on stderr through pino, with the field names
  * amends has always written (`msg`, the process's own id field, the line's fields, `time`
- * as an ISO timestamp; worker.md §7) plus pino's `level` as a word. The destination is
+ * as an ISO timestamp; docs/design.md#logs-and-exit) plus pino's `level` as a word. The destination is
  * synchronous: each line is one write, whole even when the process is killed right after
  * it. `--log-level` (debug, info, warn, error) drops the lines below it.
  */

@@ -1,5 +1,5 @@
 /**
- * Makes the worker's rides through transient outages (worker.md §6) visible: one warn line
+ * Makes the worker's rides through transient outages (docs/design.md#unknown-outcomes) visible: one warn line
  * when the group starts riding, with the failure that began the outage, and one when it
  * leaves (to claim afresh, or to drain), plus a counter for the metrics endpoint.
  */

@@ -1,6 +1,6 @@
 /**
- * Relay and view ride through a database or broker outage the way the worker does (worker.md
- * §6 "Transient outages"): the session that failed is dropped, the process waits with growing,
+ * Relay and view ride through a database or broker outage the way the worker does
+ * (docs/design.md#outages): the session that failed is dropped, the process waits with growing,
  * cancellable pauses and starts a fresh session from its durable position (the outbox rows
  * still pending, the view frontiers in PostgreSQL). The budget runs from the first failure
  * until a session reports progress; past it, the outage is the process's one-line exit 1.

@@ -1,5 +1,5 @@
 /**
- * What the batch commit's answer means for the machines (worker.md §6): acknowledged,
+ * What the batch commit's answer means for the machines (docs/design.md#unknown-outcomes): acknowledged,
  * fenced, or an unexpected frontier; or 'stale', for the store to read and decide again.
  */
 

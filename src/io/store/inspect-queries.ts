@@ -1,5 +1,5 @@
 /**
- * What `amendsctl inspect` reads from PostgreSQL for one namespace (transport.md, Inspection):
+ * What `amendsctl inspect` reads from PostgreSQL for one namespace (docs/design.md#inspection):
  * partitions with their last committed work, counts by outcome, output versions, quarantine,
  * outbox, workers' heartbeats and the bounded recent history. A handful of aggregate
  * statements, whatever the namespace's size.

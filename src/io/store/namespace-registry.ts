@@ -1,5 +1,5 @@
 /**
- * The namespace registry (worker.md §1). The first process that uses the database for a
+ * The namespace registry (docs/design.md#manifest). The first process that uses the database for a
  * namespace registers its manifest; every later one must bring a manifest with the same
  * configuration digest, or it refuses to run. The read-only commands (inspect, export, tui)
  * only read it: they must not create a namespace nobody asked for.

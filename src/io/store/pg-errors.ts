@@ -1,6 +1,6 @@
 /**
  * Which failures of PostgreSQL (pg, libpq's SQLSTATEs) and of Node's sockets under it are an
- * outage worth riding out (worker.md §6): the server cannot be reached, dropped the
+ * outage worth riding out (docs/design.md#unknown-outcomes): the server cannot be reached, dropped the
  * connection, is starting up or shutting down, or has no connection slot left. The store's
  * adapters wrap the client's errors with `storeError`, which sets `outage` from these tests.
  */

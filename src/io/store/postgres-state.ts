@@ -1,7 +1,8 @@
 /**
- * The production `State` (ports.ts, worker.md §5–§7): one namespace's partitions, decisions,
- * authority, output versions and outbox in PostgreSQL (migrations/0002-worker-store.ts; since
- * migration 0007 each version's row carries its outbox envelope).
+ * The production `State` (ports.ts, docs/design.md#store, #unknown-outcomes, #logs-and-exit): one
+ * namespace's partitions, decisions, authority, output versions and outbox in PostgreSQL
+ * (migrations/0002-worker-store.ts; since migration 0007 each version's row carries its outbox
+ * envelope).
  *
  * Every write is ONE statement that is its own (implicit) transaction, so a commit costs one
  * round trip and no transaction is ever held open while the worker waits on anything else:
@@ -200,7 +201,7 @@ export class PostgresState implements State {
 
   /**
    * Begins a polled batch's work while the group runs its post-poll source observation
-   * (worker.md §2 lets that observation run alongside the store's work, as long as it passes
+   * (docs/design.md#source-validation lets that observation run alongside the store's work, as long as it passes
    * before the COMMIT is sent): screening, and on a partition the cache knows nothing of (the
    * first batch after a claim) the window read. Only reads; `process` of the same records
    * uses it when the partition row it read still has the request's epoch and frontier, and
@@ -385,7 +386,10 @@ export class PostgresState implements State {
     );
   }
 
-  /** The batch as worker.md §4.3 promises it: one partition, offsets ascending from the frontier. */
+  /**
+   * The batch as docs/design.md#partition-lifecycle promises it: one partition, offsets ascending
+   * from the frontier.
+   */
   private assertRequest(request: ProcessRequest): void {
     const { partition, records, epoch, expectedFrontier } = request;
     this.assertPartition(partition);

@@ -11,7 +11,7 @@ import { isUnreachable, storeError } from './pg-errors.js';
 import { withPooledClient } from './pooled-client.js';
 
 /**
- * Session limits (worker.md §5): a frozen process may not hold a row lock or an open
+ * Session limits (docs/design.md#store): a frozen process may not hold a row lock or an open
  * transaction past the 20 s callback/poll budget, and no statement runs unbounded.
  * They go in the startup packet, so they hold from the first statement of every session.
  */
@@ -26,7 +26,7 @@ const poolSizeMax = 4;
 const missingUrlAdvice =
   'set it to the database of this namespace, e.g. export AMENDS_DATABASE_URL=postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable for the local stack (npm run up)';
 
-/** The database URL of a command that needs one (cli.md); one actionable line when missing. */
+/** The database URL of a command that needs one (docs/design.md#commands); one actionable line when missing. */
 export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
   const url = env.AMENDS_DATABASE_URL?.trim();
   if (!url) throw operationalError(`AMENDS_DATABASE_URL is not set: ${missingUrlAdvice}`);

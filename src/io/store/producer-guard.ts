@@ -1,5 +1,5 @@
 /**
- * The producer session guard (verification.md): at most one writer of a source at a time,
+ * The producer session guard (docs/design.md#verification): at most one writer of a source at a time,
  * and no writer while `verify` compares. It is keyed by the source incarnation, not the
  * namespace, so every namespace over one source (rebuilds included) shares it.
  *

@@ -192,7 +192,7 @@ export class StoreConnection {
    * any statement. Until then a statement sent on the abandoned session may still be running
    * (e.g. waiting on a row lock: the server does not notice a closed socket while it waits)
    * and commit later, so an observation made now would not be final: "frontier = expected, it
-   * did not commit" could turn false after the retry was sent (worker.md §6). The cancel sent
+   * did not commit" could turn false after the retry was sent (docs/design.md#unknown-outcomes). The cancel sent
    * at abandonment is best-effort and can be lost like any request; this wait is not: while the
    * backend cannot be shown gone, no statement is sent (`not_sent`), and an observation after an
    * unknown outcome stays unresolved instead of wrong.

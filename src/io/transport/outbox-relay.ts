@@ -1,5 +1,5 @@
 /**
- * The outbox relay (transport.md, Relay): publishes a namespace's pending outbox envelopes
+ * The outbox relay (docs/design.md#relay): publishes a namespace's pending outbox envelopes
  * to its output topic, then marks them published.
  *
  *   LISTEN amends_outbox ─┐ (or the polling fallback)
@@ -11,7 +11,7 @@
  * At-least-once by construction: a row is marked only after its acknowledgement, so a
  * crash between the two (or a lost / unknown report) publishes it again. The republished
  * bytes are the outbox's bytes, unchanged: the topic may hold identical duplicates of a
- * version, never two contents for one (transport.md). The idempotent producer keeps its
+ * version, never two contents for one (docs/design.md#transport). The idempotent producer keeps its
  * own retries from duplicating or reordering within a partition.
  *
  * Only the holder of the relay's role lock runs this (role-lock.ts): two relays never
@@ -19,7 +19,7 @@
  *
  * The producer is source-producer.ts's: idempotent, acks=all, explicit partition, a delivery
  * report per record (dr_cb + setPollInterval), real flush/disconnect timeouts
- * (library-notes.md). Publishing an envelope needs nothing more than publishing a source
+ * (docs/design.md#library-facts). Publishing an envelope needs nothing more than publishing a source
  * record does.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The output binding (transport.md, Output binding): namespace → output topic and its
+ * The output binding (docs/design.md#output-binding): namespace → output topic and its
  * incarnation, recorded once by `amendsctl output-create`. Relay and view read it from the
  * database and refuse to run when the live topic's UUID differs: a recreated topic with the
  * same name is a different history, and publishing into it (or reading it into the view)

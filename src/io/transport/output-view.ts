@@ -1,5 +1,5 @@
 /**
- * The view (transport.md, View): per (item, location, day) the highest version read from the
+ * The view (docs/design.md#view): per (item, location, day) the highest version read from the
  * output topic, retractions included, in PostgreSQL, with the view's own per-partition
  * frontier moved in the same transaction as the rows a batch changes.
  *
@@ -11,7 +11,7 @@
  * - same version, different bytes → a fatal conflict: the batch rolls back, nothing is
  *   overwritten and the frontier stays before it.
  *
- * A record that is not an output envelope of this namespace (domain.md §6), whose key does
+ * A record that is not an output envelope of this namespace (docs/design.md#output-envelope), whose key does
  * not match its value, or that sits on a partition its stock key does not map to, is fatal
  * too: the output topic is the relay's alone.
  */
@@ -62,7 +62,7 @@ export class ViewConflict extends AmendsError {
 
 const dayPattern = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 
-/** The output envelope (domain.md §6) of one record, or a one-line reason it is not one. */
+/** The output envelope (docs/design.md#output-envelope) of one record, or a one-line reason it is not one. */
 export function decodeOutputRecord(
   record: OutputRecord,
   config: NamespaceConfig,

@@ -1,5 +1,5 @@
 /**
- * One active process per namespace and role (transport.md: one active relay; a second waits
+ * One active process per namespace and role (docs/design.md#transport: one active relay; a second waits
  * as a hot standby). Mechanism: a PostgreSQL session advisory lock on a dedicated connection,
  * like the producer guard (producer-guard.ts): PostgreSQL releases it when that session
  * ends, so a killed holder never leaves it behind, and a standby takes over within one

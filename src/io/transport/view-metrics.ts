@@ -1,6 +1,6 @@
 /**
  * The view's Prometheus metrics and readiness (issue 16): output records by what the view
- * did with them (applied, stale, duplicate; transport.md), from the per-partition counts
+ * did with them (applied, stale, duplicate; docs/design.md#transport), from the per-partition counts
  * it keeps in PostgreSQL with its frontier, so they equal `inspect --json`.
  */
 import type { Registry } from 'prom-client';

@@ -1,6 +1,6 @@
 /**
  * Wraps a `State` so each acknowledged batch's new frontier is also committed to the
- * consumer group (worker.md §3, issue 16): the lag a team's own tools show
+ * consumer group (docs/design.md#consumer, issue 16): the lag a team's own tools show
  * (kafka-consumer-groups, kafka_exporter, Burrow) then follows the durable decisions. The
  * commit is fired and forgotten after the store answered: it never delays a decision, and
  * its failures are only logged and counted. PostgreSQL's frontier stays the only position

@@ -1,6 +1,6 @@
 /**
  * Wraps a `State` so each completed `process` attempt logs one `process_attempt` line
- * (worker.md §7). The elapsed time is the client's whole store call, COMMIT included;
+ * (docs/design.md#logs-and-exit). The elapsed time is the client's whole store call, COMMIT included;
  * recovery reads (observe) and retry waits happen outside it and are not counted; each
  * observation logs one `store_observed` line of its own.
  */

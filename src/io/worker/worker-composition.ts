@@ -1,5 +1,5 @@
 /**
- * The worker, composed (worker.md): the PostgreSQL State, the source observer and the group
+ * The worker, composed (docs/design.md#worker): the PostgreSQL State, the source observer and the group
  * consumer, each behind its wrappers, bound to the actor runtime. A batch passes the ports'
  * wrappers top to bottom (`wrapPorts` builds them in this order):
  *
@@ -157,7 +157,7 @@ function openStore({ host, manifest, workerId, log, metrics }: WorkerOptions): P
   return store;
 }
 
-/** The source observer (worker.md §2), or one line naming the topic and brokers. */
+/** The source observer (docs/design.md#source-validation), or one line naming the topic and brokers. */
 function openObserver({ manifest, brokers, workerId }: WorkerOptions): Promise<KafkaSourceObserver> {
   return KafkaSourceObserver.open({
     brokers,

@@ -17,7 +17,10 @@ import { processObservation } from './process-attempt-log.js';
 
 /** Seconds: a batch commit is milliseconds; the top buckets catch lock waits and retries. */
 const commitDurationBucketsS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** A poll must return this often to count as ready: the 20 s callback/poll budget (worker.md §4). */
+/**
+ * A poll must return this often to count as ready: the 20 s callback/poll budget
+ * (docs/design.md#partition-lifecycle).
+ */
 export const workerPollBudgetMs = 20_000;
 
 export class WorkerMetrics {

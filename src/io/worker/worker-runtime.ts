@@ -3,7 +3,7 @@
  * runtime, feed it the consumer's rebalance callbacks and signals, and await its exit code.
  * They never see xstate's actors, except through `inspect` for the dashboard.
  *
- * Driving it from @confluentinc/kafka-javascript's KafkaConsumer (library-notes.md):
+ * Driving it from @confluentinc/kafka-javascript's KafkaConsumer (docs/design.md#library-facts):
  * - `rebalance_cb` (a `function`, not an arrow) is served inside `consume()`, i.e. inside the
  *   `poll` port. On ERR__ASSIGN_PARTITIONS call `partitionsAssigned(partitions)`; on
  *   ERR__REVOKE_PARTITIONS call `partitionsRevoked(this.assignmentLost())`. Do not call
@@ -36,7 +36,7 @@ export interface WorkerRuntimeOptions {
   ports: WorkerPorts;
   /** xstate's clock for the retry waits and budgets; a SimulatedClock in tests. */
   clock?: RuntimeClock;
-  /** Every actor's events and snapshots: the dashboard's feed (library-notes.md). */
+  /** Every actor's events and snapshots: the dashboard's feed (docs/design.md#library-facts). */
   inspect?: (event: InspectionEvent) => void;
   /** The wall clock for the operation deadlines in `summary()`; without it they are null. */
   now?: () => number;

@@ -1,9 +1,9 @@
 import type { Migration } from './migration.js';
 
 /**
- * The namespace registry (worker.md §1): one row per namespace, written by the first
+ * The namespace registry (docs/design.md#manifest): one row per namespace, written by the first
  * process that uses the database for it. `config` is the manifest's configuration and
- * `config_digest` the lowercase hex SHA-256 of its canonical JSON (domain.md §1); the
+ * `config_digest` the lowercase hex SHA-256 of its canonical JSON (docs/design.md#configuration); the
  * digest, not the jsonb (which normalises), is what later manifests are compared with.
  */
 export const namespacesMigration: Migration = {

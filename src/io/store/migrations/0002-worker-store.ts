@@ -1,10 +1,11 @@
 import type { Migration } from './migration.js';
 
 /**
- * The worker's store (worker.md §5–§7, domain.md §4–§6), and what the outbox relay,
- * inspection, export and the verifier read from it (transport.md). Every table is keyed by
- * namespace. Text that export or the engine orders (item, location, txn, day) is
- * COLLATE "C", so SQL order equals code-point order (domain.md §1).
+ * The worker's store (docs/design.md#store, #unknown-outcomes, #logs-and-exit, #outcomes,
+ * #output-versions, #output-envelope), and what the outbox relay, inspection, export and the
+ * verifier read from it (docs/design.md#transport). Every table is keyed by namespace. Text that
+ * export or the engine orders (item, location, txn, day) is COLLATE "C", so SQL order equals
+ * code-point order (docs/design.md#configuration).
  *
  * The CHECK constraints are assertions at the boundary: the engine never produces a row
  * that breaks one, so a violation is a bug report that rolls the whole batch back.
@@ -20,11 +21,11 @@ import type { Migration } from './migration.js';
  *   offset to decide) and the last committed work, all written in the batch's transaction.
  * - decisions: one row per decided offset: revision evidence with the exact raw bytes
  *   (NULL and empty distinguished); quarantined ones are the view `quarantine`.
- * - authority: the authoritative revision per (item, location, txn) (domain.md §4).
- * - output_versions: every immutable output version (domain.md §5); output_days: the latest
+ * - authority: the authoritative revision per (item, location, txn) (docs/design.md#outcomes).
+ * - output_versions: every immutable output version (docs/design.md#output-versions); output_days: the latest
  *   version per day, so a key's output state loads without reading its whole history.
  * - outbox: one envelope per output version, in outbox order (id), for the relay.
- * - worker_heartbeats: one row per running process, about once a second (transport.md).
+ * - worker_heartbeats: one row per running process, about once a second (docs/design.md#transport).
  */
 export const workerStoreMigration: Migration = {
   version: 2,

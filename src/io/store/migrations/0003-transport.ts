@@ -1,7 +1,7 @@
 import type { Migration } from './migration.js';
 
 /**
- * The transport's tables (transport.md): the output binding, and the view with its own
+ * The transport's tables (docs/design.md#transport): the output binding, and the view with its own
  * per-partition frontier. The outbox itself is the worker's (migration 0002).
  *
  * - output_bindings: one row per namespace, written once by `amendsctl output-create`: the

@@ -2,7 +2,7 @@ import type { Migration } from './migration.js';
 
 /**
  * Each day row keeps its day's total: the sum (`qty`) and count (`posts`) of the
- * authoritative posts on that day (domain.md §5). With them a batch reads only its window
+ * authoritative posts on that day (docs/design.md#output-versions). With them a batch reads only its window
  * (domain/key-window.ts): the authority of its own transactions and the days from the
  * earliest one it touches, instead of every transaction of its keys to rebuild the totals
  * (1,362 ms for one record with 100,000 transactions behind it).

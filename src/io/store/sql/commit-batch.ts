@@ -15,7 +15,7 @@ import type { EpochFrontierRow } from './partition-row.js';
  * authority by a bitmap scan per batch: 9,635 rows at batch size 1 in the bench, the store
  * call growing from 1.2 to 2.7 ms over 30 s); every write depends on it.
  * `w` reads the other steps' counts, so it runs after them: its clock reading is the work
- * time just before COMMIT (the figure cannot include its own commit, worker.md §7). The
+ * time just before COMMIT (the figure cannot include its own commit, docs/design.md#logs-and-exit). The
  * client cannot time inside a one-round-trip transaction, so the server's clock does it.
  *
  *  $1 namespace, $2 partition, $3 epoch, $4 expected frontier, $5 new frontier,

@@ -1,5 +1,5 @@
 /**
- * The partition row's own statements (worker.md §5): `claim`, an upsert that increments the
+ * The partition row's own statements (docs/design.md#store): `claim`, an upsert that increments the
  * epoch under the partition row lock, and `observe`, a plain read; and the row as the
  * machines see it.
  */
