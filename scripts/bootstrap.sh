@@ -56,7 +56,7 @@ if ! installed; then
   native_ok || die "the Kafka client's native module did not build; see the npm output above"
   echo "$want" >"$stamp"
 fi
-if [ ! -f "$archive" ]; then
+if [ ! -f "$archive" ] && [ ! -L node_modules ]; then
   # Written aside and renamed, so a run cut short never leaves a half archive behind.
   mkdir -p "$cache" && tar -cf "$archive.partial.$$" node_modules && mv "$archive.partial.$$" "$archive" \
     || { rm -f "$archive.partial.$$"; say "could not cache the npm dependencies in $cache (not needed)"; }
