@@ -35,7 +35,8 @@
 # A running native stack (this checkout's or another's) whose configuration is older
 # than this script's (stack_config below) is restarted into the new one, keeping its
 # data. AMENDS_STACK_DIR and AMENDS_STACK_{KAFKA,SASL,CONTROLLER,PG}_PORT move a private
-# copy elsewhere (to try this script without touching the shared stack); the secured and
+# copy elsewhere (to try this script without touching the shared stack), and
+# AMENDS_STACK_JVM_OPTS adds JVM options to its brokers and tools; the secured and
 # controller ports default to the plaintext port + 2 and + 1, and a cluster's node N
 # listens on each of them + (N-1)*100.
 set -euo pipefail
@@ -254,7 +255,9 @@ node_current() { grep -qxF "$stack_config_marker" "$(node_dir "$1")/server.prope
 # Sets java_cmd: the JVM and class path of the broker and its tools.
 java_cmd=()
 set_java_cmd() {
-  java_cmd=(java -Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true
+  # AMENDS_STACK_JVM_OPTS: more JVM options, for stacks that live a minute (the chaos run's).
+  # shellcheck disable=SC2206
+  java_cmd=(java -Xms256m -Xmx512m -XX:+UseG1GC ${AMENDS_STACK_JVM_OPTS:-} -Djava.awt.headless=true
     -Dlog4j2.configurationFile="$root/stack/kafka/log4j2.xml" -cp "$(kafka_lib)/*")
 }
 

@@ -38,11 +38,13 @@ export async function dropCommitReply(run: ShowcaseContext): Promise<void> {
     droppedAt ?? timeOf(unknown),
     `the COMMIT reply of ${replyOwner}'s batch ${unknown.first_offset}–${lostLast} of partition ${lostPartition} dropped by the proxy (the statement committed)`,
   );
+  // After the unknown outcome only: a re-claim between the arming and the drop (the owner
+  // may still be settling after step 3) logs a store_observed of its own before it.
   const reobserved = await replyWorker.waitForLog(
     'the re-observation',
     (l) => l.msg === 'store_observed' && l.partition === lostPartition,
     faultBudgetMs,
-    replyFrom,
+    replyWorker.logs.indexOf(unknown) + 1,
   );
   const verdict =
     reobserved.frontier === lostLast + 1 && reobserved.epoch === unknown.epoch

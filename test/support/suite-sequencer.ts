@@ -2,7 +2,8 @@
  * The order in which `npm test` starts its files (issue 31): longest first, so that the files
  * running side by side finish together instead of one long file running alone at the end
  * (longest-processing-time-first scheduling). The lengths are whole-file seconds measured
- * alone on a 2-core machine (one file at a time, 2026-12-07); a file not listed is short
+ * alone on a 2-core machine (one file at a time, 2026-12-07, before issue 31 shrank
+ * verify-scale and worker-kill); a file not listed is short
  * and starts after the listed ones, in vitest's own order. Fixed figures rather than vitest's
  * duration cache: CI starts from a clean checkout without that cache, and the same order
  * everywhere makes a slow or failing run comparable with the last one.
