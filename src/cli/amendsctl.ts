@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 /** `amendsctl`: one-shot commands (docs/design.md#commands). */
+import { amendsctlCommandLoader } from './amendsctl-command-loaders.js';
 import { keepDashboardLive } from './dashboard-environment.js';
 import { runExecutable } from './dispatch.js';
 
 const argv = process.argv.slice(2);
 keepDashboardLive(argv[0] === 'showcase' && argv.includes('--tui'));
-const { amendsctlCommands } = await import('./amendsctl-commands.js');
+// The command named first is loaded alone; anything else (help, a typo) loads them all.
+const named = amendsctlCommandLoader(argv[0]);
+const commands = named === undefined ? (await import('./amendsctl-commands.js')).amendsctlCommands : [await named()];
 
 const code = await runExecutable(
   {
     program: 'amendsctl',
     description:
       '  amendsctl: one-shot commands of amends: create and load source topics, simulate,\n  inspect, export and verify a namespace.',
-    commands: amendsctlCommands,
+    commands,
   },
   argv,
   { stdout: process.stdout, stderr: process.stderr, env: process.env },
