@@ -15,7 +15,6 @@ import { manifestText } from '../../domain/manifest-text.js';
 import { rebuildManifest } from '../../domain/rebuild-manifest.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { refuseRegisteredNamespace, skippedCheckNote } from '../../io/store/unregistered-namespace.js';
-import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
