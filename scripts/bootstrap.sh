@@ -7,6 +7,7 @@
 #      reinstalled only when package-lock.json changed, and kept built in a cache;
 #   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
 #   4. the TypeScript build (incremental).
+# With --deps-only it stops after 2.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -61,6 +62,10 @@ if [ ! -f "$archive" ] && [ ! -L node_modules ]; then
   mkdir -p "$cache" && tar -cf "$archive.partial.$$" node_modules && mv "$archive.partial.$$" "$archive" \
     || { rm -f "$archive.partial.$$"; say "could not cache the npm dependencies in $cache (not needed)"; }
 fi
+
+# --deps-only: the caller starts the stack and builds itself (scripts/test.sh does both
+# side by side with the type check).
+[ "${1:-}" = --deps-only ] && exit 0
 
 # ----------------------------------------------------------------- 3. the stack
 bash scripts/stack.sh up
