@@ -12,6 +12,7 @@
  *   the session timeout (6 s) to expire first.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pollUntil } from '../io/process/poll-until.js';
 import { namespaceId } from '../io/store/namespace-registry.js';
 import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
@@ -56,6 +57,7 @@ export async function measureRecovery(
     await sleep(steadyS * 1000);
     const restarted = chain.workers.find((w) => w.name === victim.name && w.running);
     if (restarted === undefined) throw new Error(`the restarted ${victim.name} is not running`);
+    await untilOwning(ctx, chain, restarted);
     const takeover = await killAndWatch(ctx, chain, restarted, threshold, () => survivor.name);
     return {
       frontier_moving: restart.moving,
@@ -77,6 +79,22 @@ async function ownerOfPartitionZero(ctx: BenchContext, chain: LiveChain): Promis
   const survivor = chain.workers.find((w) => w.name !== owner);
   if (victim === undefined || survivor === undefined) throw new Error(`partition 0 is owned by ${owner}, not a worker`);
   return [victim, survivor];
+}
+
+/**
+ * Waits until `worker` owns a partition again. A restart that came back after the session
+ * timeout (a starved machine: seen in the suite's smoke run) found the survivor holding both
+ * partitions, and gets one back only from the rebalance its own join starts.
+ */
+async function untilOwning(ctx: BenchContext, chain: LiveChain, worker: BenchProcess): Promise<void> {
+  await pollUntil(
+    `partition owned by the restarted ${worker.name}`,
+    async () => {
+      const states = await partitionStates(ctx.pool, chain.namespace);
+      return [...states.values()].some((s) => s.owner === worker.name) ? true : undefined;
+    },
+    { budgetMs: limitMs, pollMs: sampleMs },
+  );
 }
 
 async function largestLag(ctx: BenchContext, chain: LiveChain, forMs: number): Promise<number> {
