@@ -11,7 +11,7 @@ import { inspectStore } from '../io/store/inspect-queries.js';
 import { namespaceId } from '../io/store/namespace-registry.js';
 import type { Queryable } from '../io/store/postgres.js';
 import { type PartitionProgress, readPartitionProgress } from '../io/transport/chain-probe.js';
-import { readViewPartitions } from '../io/transport/output-view.js';
+import { readViewPartitions } from '../io/transport/view-queries.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 
 export interface DrainState {

@@ -31,7 +31,7 @@ import { withPooledClient } from '../io/store/pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/store/producer-guard.js';
 import { checkLiveBinding, readBinding } from '../io/transport/output-binding.js';
-import { readViewPartitions, readViewRows } from '../io/transport/output-view.js';
+import { readViewPartitions, readViewRows } from '../io/transport/view-queries.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';

@@ -27,7 +27,7 @@ import {
 } from '../../src/io/process/child-process.js';
 import { pollUntil } from '../../src/io/process/poll-until.js';
 import { type OutboxProgress, readDecisionCount, readOutboxProgress } from '../../src/io/transport/chain-probe.js';
-import { exportViewLines, readViewPartitions, type ViewPartitionRow } from '../../src/io/transport/output-view.js';
+import { exportViewLines, readViewPartitions, type ViewPartitionRow } from '../../src/io/transport/view-queries.js';
 import { collectLines, exportOutputLines } from '../../src/verify/export-queries.js';
 import { repoRoot, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';

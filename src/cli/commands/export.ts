@@ -6,7 +6,7 @@
  */
 
 import { databaseUrlFrom } from '../../io/store/postgres.js';
-import { exportViewLines } from '../../io/transport/output-view.js';
+import { exportViewLines } from '../../io/transport/view-queries.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';

@@ -61,6 +61,7 @@ import { commitBatchValues, outcomeCounts } from './commit-batch-values.js';
 import { commitVerdict } from './commit-verdict.js';
 import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
 import type { Database } from './postgres.js';
+import { assertPartitionOf, assertProcessRequest } from './process-request-checks.js';
 import { type CommitRow, commitBatchSql } from './sql/commit-batch.js';
 import { type LoadWindowRow, loadWindowSql, loadWindowValues } from './sql/load-window.js';
 import { claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
@@ -68,9 +69,6 @@ import { storeStatementNames } from './sql/statement-names.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
 import { type WarmUp, type WarmUpStore, warmUp, warmUpWaitMaxMs } from './warm-up.js';
 import { WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
-
-/** At most this many records per `process` call: the batch is one statement's arrays. */
-export const batchRecordsMax = 10_000;
 
 export interface PostgresStateOptions {
   /** The session's application_name (pg_stat_activity shows who holds what). */
@@ -148,7 +146,7 @@ export class PostgresState implements State {
   }
 
   async claim(partition: number, signal: AbortSignal): Promise<PartitionRow> {
-    this.assertPartition(partition);
+    assertPartitionOf(this.config.partitions, partition);
     // A claim fences the partition's last owner: be ready to decide its first batch at once.
     const waitMax = setTimeout(this.warmUpWaitMs, undefined, { ref: false });
     // On abort the claim statement below is not sent, and fails as every cancelled call does.
@@ -187,7 +185,7 @@ export class PostgresState implements State {
   }
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {
-    this.assertPartition(partition);
+    assertPartitionOf(this.config.partitions, partition);
     const result = await this.run<EpochFrontierRow>(
       { name: storeStatementNames.observe, text: observeSql, values: [this.namespace, partition] },
       signal,
@@ -223,7 +221,7 @@ export class PostgresState implements State {
   }
 
   async process(request: ProcessRequest, signal: AbortSignal): Promise<ProcessOutcome> {
-    this.assertRequest(request);
+    assertProcessRequest(this.config.partitions, request);
     const { partition, epoch, expectedFrontier, records } = request;
     const early = this.takePrefetch(records);
     const screened = early?.screened ?? records.map((record) => screenRecord(record, this.config));
@@ -376,37 +374,6 @@ export class PostgresState implements State {
       if (!(error instanceof StatementFailure)) throw error;
       const code = commits && error.kind === 'lost' ? 'unknown_outcome' : 'failed_before_commit';
       throw new StoreFailure(code, `${doing} (namespace ${this.namespace}): ${error.message}`, { cause: error });
-    }
-  }
-
-  private assertPartition(partition: number): void {
-    assertInvariant(
-      Number.isSafeInteger(partition) && partition >= 0 && partition < this.config.partitions,
-      `partition ${partition} is not in [0, ${this.config.partitions})`,
-    );
-  }
-
-  /**
-   * The batch as docs/design.md#partition-lifecycle promises it: one partition, offsets ascending
-   * from the frontier.
-   */
-  private assertRequest(request: ProcessRequest): void {
-    const { partition, records, epoch, expectedFrontier } = request;
-    this.assertPartition(partition);
-    assertInvariant(Number.isSafeInteger(epoch) && epoch >= 1, `epoch ${epoch}`);
-    assertInvariant(Number.isSafeInteger(expectedFrontier) && expectedFrontier >= 0, `frontier ${expectedFrontier}`);
-    assertInvariant(
-      records.length >= 1 && records.length <= batchRecordsMax,
-      `a batch of ${records.length} records (1 to ${batchRecordsMax})`,
-    );
-    let previous = expectedFrontier - 1;
-    for (const r of records) {
-      assertInvariant(r.partition === partition, `a record of partition ${r.partition} in a batch of ${partition}`);
-      assertInvariant(
-        Number.isSafeInteger(r.offset) && r.offset > previous,
-        `offset ${r.offset} after ${previous} (frontier ${expectedFrontier})`,
-      );
-      previous = r.offset;
     }
   }
 }
