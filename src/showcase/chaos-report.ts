@@ -42,13 +42,13 @@ export function judge(report: ChaosReport): { verdict: ChaosVerdict; reasons: st
   const reasons = ((verify?.reasons as string[] | undefined) ?? []).map((r) => `verify: ${r}`);
   const exits = report.unexpected_exits.map(
     (e) =>
-      `${e.process} exited at ${e.at_s.toFixed(1)} s (${e.signal ?? `code ${e.code}`}) without a fault that kills it`,
+      `${e.process} exited at ${e.at_s.toFixed(1)} s (${e.signal ?? `code ${e.code}`}) without a fault that kills it: ${e.last_lines}`,
   );
   // docs/design.md#transport, #worker: SIGTERM drains, then exit 0.
   for (const [name, r] of report.supervisor) {
     for (const e of r.exits) {
       if (e.cause === 'stop' && e.code !== 0)
-        exits.push(`${name} ended ${e.signal ?? `with code ${e.code}`} on SIGTERM`);
+        exits.push(`${name} ended ${e.signal ?? `with code ${e.code}`} on SIGTERM: ${e.last_lines}`);
     }
   }
   if (report.drain_s === null) reasons.push('the chain did not drain within the drain budget');

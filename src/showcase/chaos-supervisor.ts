@@ -25,6 +25,8 @@ export interface ProcessExit {
   signal: string | null;
   /** `fault N` (the nemesis killed it), `stop` (the run stopped it), or null: unexpected. */
   cause: string | null;
+  /** Its last stderr lines (its own last words, for an exit nobody caused). */
+  last_lines: string;
 }
 
 export interface ProcessRecord {
@@ -98,7 +100,14 @@ export class Supervisor {
     void child.exited.then(async (exit) => {
       const cause = this.causes.get(name) ?? null;
       this.causes.delete(name);
-      record.exits.push({ at_s: this.elapsedS(), pid: child.pid, code: exit.code, signal: exit.signal, cause });
+      record.exits.push({
+        at_s: this.elapsedS(),
+        pid: child.pid,
+        code: exit.code,
+        signal: exit.signal,
+        cause,
+        last_lines: child.tail(),
+      });
       if (this.stopping) return;
       await sleep(restartDelayMs);
       this.launch(name);
