@@ -27,7 +27,7 @@ import {
   rebalanceBudgetFailure,
 } from './group-setup.js';
 import type { GroupEvent, PartitionEndedEvent } from './group-types.js';
-import { defaultBatchSize, defaultOutageBudgetMs } from './limits.js';
+import { defaultBatchSize, defaultOutageBudgetMs, ridesWithoutDecisionMax } from './limits.js';
 import { failure, observation, records } from './service-params.js';
 
 export { partitionActorId } from './group-setup.js';
@@ -49,7 +49,7 @@ export type {
  * next poll meanwhile): the partition's frontier moves, nothing is in flight, and a decision that
  * committed proves both dependencies answer, so an outage, if any, is over.
  */
-const settledActions = ['recordSettled', 'clearOutage'] as const;
+const settledActions = ['recordSettled', 'clearOutage', 'resetRides'] as const;
 
 export const groupMachine = groupSetup.createMachine({
   id: 'group',
@@ -67,6 +67,8 @@ export const groupMachine = groupSetup.createMachine({
     stopReason: null,
     outageBudgetMs: input.outageBudgetMs ?? defaultOutageBudgetMs,
     outage: null,
+    rides: 0,
+    ridesMax: input.ridesMax ?? ridesWithoutDecisionMax,
     probes: 0,
   }),
   output: ({ context }) => ({ exitCode: context.failure === null ? 0 : 1, failure: context.failure }),
@@ -225,7 +227,8 @@ export const groupMachine = groupSetup.createMachine({
                     .filter((e) => e.phase === 'positioned')
                     .map((e) => ({ partition: e.partition, offset: e.offset ?? 0 })),
                 }),
-                onDone: { target: '#group.running.polling', actions: 'confirmPositions' },
+                // Claims committed and the source observed: both dependencies answer, the outage is over.
+                onDone: { target: '#group.running.polling', actions: ['confirmPositions', 'clearOutage'] },
                 onError: { target: '#group.draining', actions: { type: 'recordConsumerFailure', params: failure } },
               },
             },
@@ -252,7 +255,7 @@ export const groupMachine = groupSetup.createMachine({
         riding: {
           description:
             'A transient outage: partitions leave processing; once the database and broker answer, the assignment is claimed afresh.',
-          entry: [{ type: 'releasePartitions', params: { reason: 'suspended' } }, 'resetProbes'],
+          entry: [{ type: 'releasePartitions', params: { reason: 'suspended' } }, 'resetProbes', 'countRide'],
           on: {
             OUTAGE_EXPIRED: { target: '#group.draining', actions: 'failOutage' },
             // Only released partitions end here, and their ends belong to the outage.
@@ -261,7 +264,8 @@ export const groupMachine = groupSetup.createMachine({
           initial: 'releasing',
           states: {
             releasing: {
-              description: 'Waits until every partition actor ended; a spent outage budget drains instead.',
+              description:
+                'Waits until every partition actor ended; a spent outage budget, or too many rides without a decision, drains instead.',
               always: [
                 { guard: 'outageSpent', target: '#group.draining', actions: 'failOutage' },
                 { guard: 'allPartitionsEnded', target: 'probing' },

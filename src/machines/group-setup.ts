@@ -127,7 +127,8 @@ export const groupSetup = setup({
     endedFailed: ({ event }) => event.type === 'PARTITION_ENDED' && event.end.status === 'failed',
     endedTransient: ({ event }) =>
       event.type === 'PARTITION_ENDED' && event.end.status === 'failed' && transientEnds.has(event.end.reason),
-    outageSpent: ({ context }) => context.outageBudgetMs === 0 || context.outage?.overdue === true,
+    outageSpent: ({ context }) =>
+      context.outageBudgetMs === 0 || context.outage?.overdue === true || context.rides >= context.ridesMax,
     endedInFlight: ({ context, event }) => event.type === 'PARTITION_ENDED' && event.partition === context.inFlight,
     hasFailure: ({ context }) => context.failure !== null,
   },
@@ -249,11 +250,17 @@ export const groupSetup = setup({
         const outage = context.outage;
         if (context.failure !== null || outage === null) return context.failure;
         const spent =
-          context.outageBudgetMs > 0 ? `; outage budget of ${secondsText(context.outageBudgetMs)} spent` : '';
+          context.outageBudgetMs === 0
+            ? ''
+            : context.rides >= context.ridesMax && outage.overdue !== true
+              ? `; ${context.rides} outages in a row without a committed decision`
+              : `; outage budget of ${secondsText(context.outageBudgetMs)} spent`;
         return { ...outage.failure, detail: `${outage.failure.detail}${spent}` };
       },
     }),
     resetProbes: assign({ probes: 0 }),
+    countRide: assign({ rides: ({ context }) => context.rides + 1 }),
+    resetRides: assign({ rides: 0 }),
     countProbe: assign({ probes: ({ context }) => context.probes + 1 }),
     recordStop: assign({ stopReason: ({ event }) => (event.type === 'STOP' ? event.reason : 'stop') }),
     savePolled: assign((_, { records }: RecordsParams) => ({ polled: records })),

@@ -41,6 +41,8 @@ export interface GroupInput {
   batchSize?: number;
   /** `--outage-budget-s` in ms; 0 ends the process at the first transient failure. */
   outageBudgetMs?: number;
+  /** Rides in a row without a committed decision before exit 1 (default ridesWithoutDecisionMax). */
+  ridesMax?: number;
 }
 
 /** A transient outage being ridden through (docs/design.md#outages). */
@@ -71,8 +73,12 @@ export interface GroupContext {
   failure: GroupFailure | null;
   stopReason: string | null;
   outageBudgetMs: number;
-  /** Set by the first transient failure, cleared by the next settled decision. */
+  /** Set by the first transient failure; cleared once the group is assigned again (its claims
+   * committed and the source observed: both dependencies answer) or a decision settles. */
   outage: Outage | null;
+  /** Rides begun since the last settled decision. */
+  rides: number;
+  ridesMax: number;
   /** Failed probes since the group began riding: the next wait grows with them. */
   probes: number;
 }

@@ -34,6 +34,11 @@ export function retryWaitMs(attemptsMade: number): number {
  * consumer's one-minute max.poll.interval.ms: a riding group does not poll. */
 export const defaultOutageBudgetMs = 30_000;
 
+/** Rides in a row without a committed decision before the process exits 1 (docs/design.md#outages):
+ * each ride ends once both dependencies answer, so only this catches a store that answers
+ * claims but fails every batch. */
+export const ridesWithoutDecisionMax = 10;
+
 /** The cancellable waits between probes of a riding group, doubling up to the last. */
 export const probeWaitsMs = [250, 500, 1_000, 2_000] as const;
 

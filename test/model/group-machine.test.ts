@@ -196,6 +196,11 @@ function checkStep(
     for (const e of taken) expect(after.context.assignment, where).not.toContain(e.partition);
     expect(after.context.generation, where).toBe(before.context.generation + 1);
   }
+  // Assigned again, the group's claims committed and its source answered: the outage is over,
+  // so a later one has a budget of its own (a chain of short outages is not one long one).
+  if (event.variant === 'assign:done') expect(after.context.outage, where).toBeNull();
+  // A committed decision ends the count of rides without one.
+  if (name === 'settled') expect(after.context.rides, where).toBe(0);
   // An invalid source fails the whole process.
   if (name === 'invalid') {
     expect(after.context.failure, where).not.toBeNull();
@@ -209,7 +214,7 @@ function checkStep(
     else if (from.startsWith('running.revoking')) expect(after.context.failure, where).toBeNull();
     else {
       expect(after.context.outage, where).not.toBeNull();
-      const spent = after.context.outage?.overdue === true;
+      const spent = after.context.outage?.overdue === true || after.context.rides >= after.context.ridesMax;
       expect(leafPath(after.value), where).toMatch(spent ? /^draining/ : /^running\.riding/);
     }
   }

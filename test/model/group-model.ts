@@ -10,7 +10,8 @@ import { leafPath, type ModelEvent } from './partition-model.js';
 
 export type GroupSnapshot = SnapshotFrom<typeof groupMachine>;
 
-export const groupInput: GroupInput = { namespace: 'model', batchSize: 2 };
+/** Two rides without a decision end the process: the model reaches that edge in few steps. */
+export const groupInput: GroupInput = { namespace: 'model', batchSize: 2, ridesMax: 2 };
 
 /** The frontier the model's store holds for every partition when it is claimed. */
 export const groupClaimedFrontier = 3;
@@ -202,5 +203,6 @@ export function serializeGroup(snapshot: GroupSnapshot): string {
     ctx.pending.length,
     ctx.failure !== null,
     ctx.outage === null ? 'none' : ctx.outage.overdue ? 'overdue' : 'open',
+    ctx.rides,
   ]);
 }
