@@ -34,7 +34,7 @@ import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
-import { describeKafkaError, kafkaErrorCode, viaCallback } from './kafka-connection.js';
+import { describeKafkaError, viaCallback } from './kafka-connection.js';
 import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
 import { bytesOf } from './record-bytes.js';
@@ -45,9 +45,8 @@ import {
   unassignedPollWaitMs,
 } from './source-consumer-options.js';
 import { SourceConsumerPhase } from './source-consumer-phase.js';
+import { sourcePollFailure } from './source-poll-failure.js';
 import { type PendingRebalance, rebalanceRequest } from './source-rebalance.js';
-
-const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
 
 export class KafkaSourceConsumer implements SourceConsumer {
   private readonly consumer: RdKafka.KafkaConsumer;
@@ -69,6 +68,8 @@ export class KafkaSourceConsumer implements SourceConsumer {
   /** The partitions the group gave this member at its latest assignment, until the revocation:
    * a group riding through an outage assigns them again outside any callback. */
   private groupPartitions: readonly number[] = [];
+  /** The group fenced this client as a static member (librdkafka's fatal error): a new one may rejoin. */
+  private fenced = false;
 
   constructor(private readonly options: KafkaSourceConsumerOptions) {
     const config = sourceConsumerConfig(options);
@@ -382,15 +383,14 @@ export class KafkaSourceConsumer implements SourceConsumer {
     };
   }
 
+  get fencedAsStaticMember(): boolean {
+    return this.fenced;
+  }
+
   private pollError(error: unknown): Error {
-    const code = kafkaErrorCode(error);
-    if (code === errAutoOffsetReset) {
-      return operationalError(
-        `a source partition has no valid position (auto.offset.reset=error): ${describeKafkaError(error)}; its assigned offset lies outside the retained range`,
-        error,
-      );
-    }
-    return operationalError(`polling the source topic failed: ${describeKafkaError(error)}`, error);
+    const failure = sourcePollFailure(error, this.options.instanceId);
+    this.fenced ||= failure.fenced;
+    return failure.error;
   }
 
   private throwIfUnusable(what: string): void {

@@ -22,6 +22,8 @@ import type { InspectionEvent } from 'xstate';
 import type { Manifest } from '../../domain/config.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
+import { assertInvariant } from '../../kernel/invariant.js';
+import type { GroupOutput } from '../../machines/group-machine.js';
 import type { SourceConsumer, SourceObserver, State } from '../../machines/ports.js';
 import type { WorkerSummary } from '../../machines/worker-summary.js';
 import { KafkaSourceConsumer } from '../kafka/kafka-source-consumer.js';
@@ -91,48 +93,96 @@ export interface WorkerOptions {
   stateHooks?: StateHooks;
 }
 
-/** Store, observer, consumer and dashboard around the runtime; resolves with the exit code. */
+/**
+ * Store, observer, consumer and dashboard around the runtime; resolves with the exit code.
+ *
+ * A consumer the group fenced as a static member is dead for good (librdkafka's fatal error):
+ * the coordinator can replay an earlier join of this very client after a failover (librdkafka
+ * #3437, KAFKA-20985). The worker then does what a restart would do, in-process: a new consumer
+ * and a new group actor over the same store, at most once per outage budget (twice within it
+ * means another live worker has the same --instance-id, and the process exits 1).
+ */
 export async function runWorker(options: WorkerOptions): Promise<number> {
-  const { host, manifest, log, metrics, batchSize, outageBudgetMs } = options;
+  const { host, log } = options;
   const store = openStore(options);
   const observer = await rideThrough(host.ride, () => openObserver(options));
   if (observer === undefined) return 0;
   host.onClose(() => observer.close());
-  // The runtime exists before the consumer can call back: callbacks only fire inside poll.
-  const holder: { runtime?: WorkerRuntime } = {};
-  const consumer = newConsumer(options, holder);
+  const current: { runtime?: WorkerRuntime; consumer?: KafkaSourceConsumer } = {};
+  const ports = wrapFixedPorts(options, store, observer, current);
   const dashboard = options.openDashboard?.();
+  const inspect = inspector(options, dashboard);
+  let rejoinedAtMs = Number.NEGATIVE_INFINITY;
+  for (;;) {
+    // The runtime exists before the consumer can call back: callbacks only fire inside poll.
+    const holder: { runtime?: WorkerRuntime } = {};
+    const consumer = newConsumer(options, holder);
+    current.consumer = consumer;
+    const runtime = newRuntime(options, { ...ports, consumer: ports.wrapConsumer(consumer) }, inspect);
+    holder.runtime = runtime;
+    current.runtime = runtime;
+    if (rejoinedAtMs === Number.NEGATIVE_INFINITY) announce(options, current, dashboard);
+    if (host.stopSignal.aborted) runtime.stop(String(host.stopSignal.reason ?? 'SIGTERM'));
+    runtime.start();
+    const output = await runtime.done;
+    // --outage-budget-s 0 asks for exit at the first failure, and a second fence within the
+    // budget is another live worker with this --instance-id: a rejoin would only fence it back.
+    const withinBudget = Date.now() - rejoinedAtMs < options.outageBudgetMs;
+    const rejoin = consumer.fencedAsStaticMember && !host.stopSignal.aborted && options.outageBudgetMs > 0;
+    if (!rejoin || withinBudget) return finish(options, output);
+    rejoinedAtMs = Date.now();
+    log.write('worker_rejoining', { detail: output.failure?.detail ?? null }, 'warn');
+  }
+}
+
+/** Every event to the metrics, the ride log and the dashboard, for each runtime in turn. */
+function inspector(options: WorkerOptions, dashboard: WorkerDashboardFeed | undefined) {
+  const { log, metrics } = options;
   const watchRides = rideWatcher(log, () => metrics.rode());
-  const runtime = createWorkerRuntime({
+  return (event: InspectionEvent) => {
+    metrics.inspect(event);
+    watchRides(event);
+    dashboard?.inspect(event);
+  };
+}
+
+function newRuntime(
+  options: WorkerOptions,
+  ports: { state: State; source: SourceObserver; consumer: SourceConsumer },
+  inspect: (event: InspectionEvent) => void,
+): WorkerRuntime {
+  const { manifest, batchSize, outageBudgetMs } = options;
+  return createWorkerRuntime({
     ...{ namespace: manifest.config.namespace, batchSize, outageBudgetMs },
     // The wall clock of the operation deadlines shown in the heartbeat and the dashboard.
     now: Date.now,
-    ports: wrapPorts(options, { store, observer, consumer }),
-    inspect: (event) => {
-      metrics.inspect(event);
-      watchRides(event);
-      dashboard?.inspect(event);
-    },
+    ports,
+    inspect,
   });
-  holder.runtime = runtime;
-  return awaitRuntime(options, runtime, dashboard);
 }
 
-/** The wrapper stack of the header's diagram, outermost first on each port. */
-function wrapPorts(
+/**
+ * The wrapper stack of the header's diagram, outermost first on each port: the store's and the
+ * observer's once, the consumer's for each consumer (`wrapConsumer`).
+ */
+function wrapFixedPorts(
   { host, manifest, log, metrics, env, stateHooks }: WorkerOptions,
-  adapters: { store: PostgresState; observer: SourceObserver; consumer: KafkaSourceConsumer },
-): { state: State; source: SourceObserver; consumer: SourceConsumer } {
-  const { store, observer, consumer } = adapters;
+  store: PostgresState,
+  observer: SourceObserver,
+  current: { consumer?: KafkaSourceConsumer },
+): { state: State; source: SourceObserver; wrapConsumer: (consumer: KafkaSourceConsumer) => SourceConsumer } {
   const logged = withProcessAttemptLog(store, manifest.config.namespace, log);
   const hooked = stateHooks?.(logged, log, env);
   if (hooked !== undefined) host.onClose(async () => hooked.close());
   // Counted at the edges (worker-metrics.ts); the durable frontiers also go to the group.
-  const groupCommits = new CoalescedCommits((partition, frontier) => consumer.commitFrontier(partition, frontier));
+  const groupCommits = new CoalescedCommits(async (partition, frontier) =>
+    current.consumer?.commitFrontier(partition, frontier),
+  );
   return {
     state: withGroupOffsetCommits(metrics.countingState(hooked?.state ?? logged), groupCommits),
     source: metrics.observingSource(observer),
-    consumer: metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, groupCommits), store)),
+    wrapConsumer: (consumer) =>
+      metrics.pollingConsumer(withBatchPrefetch(withPositionCommits(consumer, groupCommits), store)),
   };
 }
 
@@ -199,23 +249,30 @@ function newConsumer(options: WorkerOptions, holder: { runtime?: WorkerRuntime }
   return consumer;
 }
 
-/** Runs the runtime until it is done; a stop drains it; a failure is one line, exit 1. */
-async function awaitRuntime(
+/** The summary sources and the stop signal follow whichever runtime is current; one started line. */
+function announce(
   options: WorkerOptions,
-  runtime: WorkerRuntime,
-  dashboard?: WorkerDashboardFeed,
-): Promise<number> {
+  current: { runtime?: WorkerRuntime },
+  dashboard: WorkerDashboardFeed | undefined,
+): void {
   const { host, manifest, log, metrics, batchSize } = options;
-  metrics.attach(() => runtime.summary());
-  const stopRuntime = () => runtime.stop(String(host.stopSignal.reason ?? 'SIGTERM'));
-  if (host.stopSignal.aborted) stopRuntime();
-  else host.stopSignal.addEventListener('abort', stopRuntime, { once: true });
+  const summary = (): WorkerSummary => {
+    assertInvariant(current.runtime !== undefined, 'a summary asked for before the first runtime');
+    return current.runtime.summary();
+  };
+  metrics.attach(summary);
+  host.stopSignal.addEventListener('abort', () => current.runtime?.stop(String(host.stopSignal.reason ?? 'SIGTERM')), {
+    once: true,
+  });
   const namespace = manifest.config.namespace;
   log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
-  host.startHeartbeat(() => encodeWorkerBeat(runtime.summary(), Date.now()));
-  runtime.start();
-  dashboard?.start(() => runtime.summary());
-  const output = await runtime.done;
+  host.startHeartbeat(() => encodeWorkerBeat(summary(), Date.now()));
+  dashboard?.start(summary);
+}
+
+/** The last runtime's end: a stop is exit 0; a failure is one line, exit 1. */
+function finish(options: WorkerOptions, output: GroupOutput): number {
+  const { log } = options;
   log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
   if (output.exitCode !== 0) {
     const f = output.failure;
