@@ -1,10 +1,11 @@
 /**
  * Vitest global setup: the integration suites talk to the real broker and database.
  * When either is unreachable the whole run fails here with one clear line, instead of
- * every test timing out (and never skipping: quality.md).
+ * every test timing out (and never skipping: quality.md). It also brings the schema up to date.
  */
 import { Socket } from 'node:net';
 import pg from 'pg';
+import { Database } from '../../src/io/store/postgres.js';
 import { testBrokers, testDatabaseUrl } from './endpoints.js';
 
 function tcpReachable(hostPort: string, timeoutMs: number): Promise<boolean> {
@@ -40,4 +41,7 @@ export default async function requireStack(): Promise<void> {
   } finally {
     await client.end().catch(() => {});
   }
+  // The schema is current before any file runs: a file that reads the tables before its first
+  // worker (or any other writer) migrated them would otherwise pass only after another file.
+  await (await Database.open(testDatabaseUrl, 'amends-test-setup')).close();
 }
