@@ -100,6 +100,7 @@ describe('amendsctl source-create', () => {
     expect(result.stdout).toBe('');
     expect(isOneLineDiagnostic(result.stderr)).toBe(true);
     expect(result.stderr).toContain(`topic ${topic} already exists`);
+    expect(result.stderr).toContain(`amendsctl source-adopt --namespace adopt-me --topic ${topic}`);
 
     const after = await rawTopicMetadata(testBrokers, topic);
     expect(after).toEqual(before);
