@@ -9,6 +9,7 @@ import type { Command } from './command.js';
 
 const loaders: Readonly<Record<string, () => Promise<Command>>> = {
   'source-create': async () => (await import('./commands/source-create.js')).sourceCreateCommand as Command,
+  'source-adopt': async () => (await import('./commands/source-adopt.js')).sourceAdoptCommand as Command,
   'source-load': async () => (await import('./commands/source-load.js')).sourceLoadCommand as Command,
   'output-create': async () => (await import('./commands/output-create.js')).outputCreateCommand as Command,
   'rebuild-create': async () => (await import('./commands/rebuild-create.js')).rebuildCreateCommand as Command,

@@ -14,7 +14,7 @@ const code = await runExecutable(
   {
     program: 'amendsctl',
     description:
-      '  amendsctl: one-shot commands of amends: create and load source topics, simulate,\n  inspect, export and verify a namespace.',
+      '  amendsctl: one-shot commands of amends: create, adopt and load source topics,\n  simulate, inspect, export and verify a namespace.',
     commands,
   },
   argv,

@@ -5,13 +5,18 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import kafkajs from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { incarnationFromTopicId } from '../../src/io/kafka/topic-incarnation.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';
-import { createTestTopic, deleteTestTopics, topicExists } from '../support/kafka-test-tools.js';
+import {
+  createTestTopic,
+  deleteTestTopics,
+  describeTestTopicConfig,
+  topicExists,
+} from '../support/kafka-test-tools.js';
+import { registerByLoading } from '../support/namespace-registration.js';
 
 const ownTopics = new Set<string>();
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-source-create-'));
@@ -22,31 +27,10 @@ function skippedNote(namespace: string): string {
   return `amendsctl source-create: AMENDS_DATABASE_URL is not set: did not check whether namespace ${namespace} is registered already\n`;
 }
 
-const sampleLine = {
-  key: { item: 'widget', location: 'berlin' },
-  value: { schema: 1, txn: 'T1', rev: 1, op: 'post', item: 'widget', location: 'berlin', day: '2026-03-02', qty: -30 },
-};
-
 function topicName(): string {
   const topic = testName();
   ownTopics.add(topic);
   return topic;
-}
-
-/** The effective topic configuration via kafkajs' DescribeConfigs, independent of amends' adapter. */
-async function describeConfigs(topic: string): Promise<Record<string, string>> {
-  const kafka = new kafkajs.Kafka({ brokers: testBrokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const response = await admin.describeConfigs({
-      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic }],
-      includeSynonyms: false,
-    });
-    return Object.fromEntries(response.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 beforeAll(() => requireBuild());
@@ -75,7 +59,7 @@ describe('amendsctl source-create', () => {
       },
     });
 
-    const config = await describeConfigs(topic);
+    const config = await describeTestTopicConfig(topic);
     expect(config['cleanup.policy']).toBe('delete');
     expect(config['retention.ms']).toBe('-1');
     expect(config['retention.bytes']).toBe('-1');
@@ -116,10 +100,11 @@ describe('amendsctl source-create', () => {
     expect(result.stdout).toBe('');
     expect(isOneLineDiagnostic(result.stderr)).toBe(true);
     expect(result.stderr).toContain(`topic ${topic} already exists`);
+    expect(result.stderr).toContain(`amendsctl source-adopt --namespace adopt-me --topic ${topic}`);
 
     const after = await rawTopicMetadata(testBrokers, topic);
     expect(after).toEqual(before);
-    expect((await describeConfigs(topic))['retention.ms']).toBe('86400000');
+    expect((await describeTestTopicConfig(topic))['retention.ms']).toBe('86400000');
   });
 
   it('rejects a bad namespace as a usage error before creating anything', async () => {
@@ -185,13 +170,8 @@ describe('amendsctl source-create with AMENDS_DATABASE_URL set', () => {
     const created = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', first], withDatabase);
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
-    const manifest = join(scratch, `${namespace}.manifest.json`);
-    writeFileSync(manifest, created.stdout);
     // source-load registers the namespace (its first use of the database).
-    const fixture = join(scratch, `${namespace}.jsonl`);
-    writeFileSync(fixture, `${JSON.stringify(sampleLine)}\n`);
-    const loaded = await runAmendsctl(['source-load', '--manifest', manifest, '--file', fixture], withDatabase);
-    expect(loaded.code, loaded.stderr).toBe(0);
+    await registerByLoading(created.stdout, namespace, scratch, withDatabase);
 
     const second = topicName();
     const again = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', second], withDatabase);

@@ -1,8 +1,9 @@
 /**
  * Broker operations the integration tests need around the code under test: making and
- * deleting their own topics, end offsets, reading records back, describing a consumer
- * group. Straight librdkafka (and, for DescribeGroups, kafkajs) calls, not amends'
- * adapters, so a test does not check amends with amends.
+ * deleting their own topics, their configuration, end offsets, reading records back,
+ * describing a consumer group. Straight librdkafka (and, for DescribeGroups and
+ * DescribeConfigs, kafkajs) calls, not amends' adapters, so a test does not check amends
+ * with amends.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
@@ -42,6 +43,25 @@ export function deleteTestTopics(topics: Iterable<string>): Promise<void> {
       });
     }
   });
+}
+
+/**
+ * The topic's effective configuration (`names`, or every entry) via kafkajs' DescribeConfigs:
+ * amends reads it through its own adapter (topic-config.ts), so a test reads it apart.
+ */
+export async function describeTestTopicConfig(topic: string, names?: string[]): Promise<Record<string, string>> {
+  const kafka = new kafkajs.Kafka({ brokers: testBrokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const response = await admin.describeConfigs({
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, ...(names ? { configNames: names } : {}) }],
+      includeSynonyms: false,
+    });
+    return Object.fromEntries(response.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]));
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Whether the broker knows the topic. */

@@ -42,6 +42,7 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/model/group-machine.test.ts': 8,
   'test/integration/source-create.test.ts': 8,
   'test/integration/diagnostics.test.ts': 7,
+  'test/integration/source-adopt.test.ts': 6,
   'test/integration/worker-fairness.test.ts': 5,
 };
 

@@ -125,7 +125,7 @@ describe('amendsctl completion', () => {
 
   it('completes commands and each command’s flags in bash', () => {
     const script = completionScript('bash', programs);
-    expect(bashCompletes(script, ['amendsctl', 'so'])).toEqual(['source-create', 'source-load']);
+    expect(bashCompletes(script, ['amendsctl', 'so'])).toEqual(['source-create', 'source-adopt', 'source-load']);
     expect(bashCompletes(script, ['amendsctl', 'source-load', '--d'])).toEqual(['--delivery-timeout-ms']);
     expect(bashCompletes(script, ['amendsctl', 'help', 'ver'])).toEqual(['verify']);
     expect(bashCompletes(script, ['amends', 'worker', '--batch'])).toEqual(['--batch-size']);

@@ -24,7 +24,7 @@ describe('amendsctl command loaders', () => {
   it('list every command in help order', () => {
     expect(amendsctlCommands.map((c) => c.name)).toEqual([...amendsctlCommandNames]);
     expect(amendsctlCommandNames).toEqual([
-      ...['source-create', 'source-load', 'output-create', 'rebuild-create', 'manifest-recover'],
+      ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'manifest-recover'],
       ...['simulate', 'inspect', 'export', 'verify', 'showcase', 'chaos', 'completion'],
     ]);
   });

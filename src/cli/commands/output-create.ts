@@ -90,6 +90,7 @@ ${kafkaFlagsHelp(26)}
           minInsyncReplicas,
           command: 'output-create',
           consequence: 'nothing was bound: ',
+          existingAdvice: '',
         }),
       );
       await checkSafeRetention(brokers, topic, minInsyncReplicas, 'nothing was bound: ');

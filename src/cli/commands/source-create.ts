@@ -6,7 +6,7 @@
  * (unregistered-namespace.ts).
  *
  * Order: every flag and the configuration are validated before the broker is touched; an
- * existing topic is refused (never adopted); the topic is created with unlimited
+ * existing topic is refused (never adopted here: source-adopt checks and adopts one); the topic is created with unlimited
  * retention and its in-sync floor (replication-flags.ts); its UUID is read back as the
  * incarnation; the effective retention settings (and the floor) are read back too
  * (topic-config.ts) so a broker that ignored one is caught here, not by the first worker.
@@ -17,15 +17,7 @@
  * computed over the canonical JSON of `config` (docs/design.md#configuration).
  */
 
-import {
-  type ConfigFile,
-  defaultConfigFile,
-  defaultPartitions,
-  type Manifest,
-  parseConfigFile,
-  parseManifest,
-  validTopicName,
-} from '../../domain/config.js';
+import { defaultPartitions } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
 import { checkSafeRetention, createSafeTopic, safeTopicConfig } from '../../io/kafka/safe-topic.js';
@@ -34,20 +26,21 @@ import { usageError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
-import { readJsonFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
+import {
+  configFileFor,
+  defaultConfigText,
+  readConfigFlag,
+  sourceManifest,
+  sourceTopicFlag,
+} from '../source-manifest.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
 export const sourceTopicConfig = safeTopicConfig;
 
 const partitionsMax = 10_000;
-
-/** What --config defaults to, in words: `widget@berlin on partition 0, origin 2026-03-01`. */
-const defaultConfigText = `${defaultConfigFile.stock_keys
-  .map((k) => `${k.item}@${k.location} on partition ${k.partition}`)
-  .join(', ')}, origin ${defaultConfigFile.ledger_origin}`;
 
 export const sourceCreateCommand = defineCommand({
   name: 'source-create',
@@ -60,7 +53,7 @@ export const sourceCreateCommand = defineCommand({
   loaded record is on two brokers before source-load counts it), reads back its UUID as
   the source incarnation, and prints the manifest
   {"source_topic": T, "config": {…}} as JSON on stdout. Refuses a topic that already
-  exists. Needs no database; when AMENDS_DATABASE_URL is set, it first refuses (exit 1)
+  exists (amendsctl source-adopt adopts one, after checking it is safe). Needs no database; when AMENDS_DATABASE_URL is set, it first refuses (exit 1)
   a namespace that is registered there already, and without it says on stderr that
   this check was skipped.
 
@@ -88,24 +81,14 @@ ${kafkaFlagsHelp(26)}
   },
   async run(cli, io) {
     const { partitions } = cli.flags;
-    const topic = cli.flags.topic as string;
     const namespace = namespaceFlag(cli.flags.namespace);
     refuseArguments(cli.input);
-    if (!validTopicName(topic)) {
-      throw usageError(`--topic ${JSON.stringify(topic)} is not a legal Kafka topic name (1-249 of [a-zA-Z0-9._-])`);
-    }
+    const topic = sourceTopicFlag(cli.flags.topic as string);
     if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > partitionsMax) {
       throw usageError(`--partitions must be an integer in [1, ${partitionsMax}]`);
     }
     const { replicationFactor, minInsyncReplicas } = topicReplicationFrom(cli.flags);
-    const configFile: ConfigFile =
-      cli.flags.config === undefined
-        ? defaultConfigFile
-        : parseConfigFile(
-            await readJsonFile(cli.flags.config, 'config file'),
-            partitions,
-            `config file ${cli.flags.config}`,
-          );
+    const configFile = configFileFor(await readConfigFlag(cli.flags.config), cli.flags.config, partitions);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
     // Before anything is created: a registered name would give a manifest every later
     // command refuses (its config digest is not the registered one).
@@ -119,23 +102,12 @@ ${kafkaFlagsHelp(26)}
         minInsyncReplicas,
         command: 'source-create',
         consequence: '',
+        existingAdvice: `, or adopt this one with its history: amendsctl source-adopt --namespace ${namespace} --topic ${topic}`,
       }),
     );
     await checkSafeRetention(brokers, topic, minInsyncReplicas, '');
 
-    // Built in docs/design.md#configuration's member order, then validated again as a whole: the same
-    // checks every later reader of this manifest applies.
-    const manifest: Manifest = parseManifest({
-      source_topic: topic,
-      config: {
-        namespace,
-        schema_version: configFile.schema_version,
-        ledger_origin: configFile.ledger_origin,
-        partitions,
-        stock_keys: configFile.stock_keys,
-        source_incarnation: description.incarnation,
-      },
-    });
+    const manifest = sourceManifest({ namespace, topic, partitions, configFile, incarnation: description.incarnation });
     io.stdout.write(manifestText(manifest));
     // Last, so a refusal above stays one line.
     if (check === 'skipped') io.stderr.write(skippedCheckNote('source-create', namespace));

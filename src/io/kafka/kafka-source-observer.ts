@@ -17,6 +17,7 @@ import { untilAborted } from '../../kernel/abortable.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import type { PartitionBounds, SourceInvalidReason, SourceObservation, SourceObserver } from '../../machines/ports.js';
 import { KafkaAdmin, type TopicDescription } from './kafka-admin.js';
+import { deletedHistory, unsafeRetention } from './source-rules.js';
 import { retentionConfigNames, TopicConfigReader } from './topic-config.js';
 
 /** Each broker request of an observation; the worker's whole operation budget is 20 s. */
@@ -83,8 +84,9 @@ export class KafkaSourceObserver implements SourceObserver {
 
     const metadataVerdict = this.judgeMetadata(settledValue(metadata));
     if (metadataVerdict) return metadataVerdict;
-    const retentionVerdict = judgeRetention(topic, settledValue(config));
-    if (retentionVerdict) return retentionVerdict;
+    // The first broken rule is the verdict (source-rules.ts lists them in the order to report).
+    const [unsafe] = unsafeRetention(topic, settledValue(config));
+    if (unsafe) return invalid(unsafe.reason, unsafe.detail);
     const startOffsets = settledValue(starts);
     const endOffsets = settledValue(ends);
 
@@ -95,13 +97,8 @@ export class KafkaSourceObserver implements SourceObserver {
       if (retainedStart === undefined || readCommittedEnd === undefined) {
         throw operationalError(`the broker did not report the bounds of ${topic}[${partition}]`);
       }
-      // amends never deletes records: any retained start above 0 means history is gone.
-      if (retainedStart > 0) {
-        return invalid(
-          'history_deleted',
-          `${topic}[${partition}] starts at offset ${retainedStart}, not 0: records before it were deleted`,
-        );
-      }
+      const gone = deletedHistory(topic, partition, retainedStart);
+      if (gone) return invalid(gone.reason, gone.detail);
       bounds.push({ partition, retainedStart, readCommittedEnd });
     }
     return { valid: true, bounds };
@@ -152,31 +149,6 @@ export class KafkaSourceObserver implements SourceObserver {
     }
     return undefined;
   }
-}
-
-/** docs/design.md#source-validation: compaction or any finite retention can remove history the frontier relies on. */
-function judgeRetention(topic: string, config: Record<string, string | null>): SourceObservation | undefined {
-  for (const name of retentionConfigNames) {
-    if (typeof config[name] !== 'string') {
-      throw operationalError(`the broker did not report ${name} of topic ${topic}`);
-    }
-  }
-  const policy = config['cleanup.policy'] ?? '';
-  if (
-    policy
-      .split(',')
-      .map((p) => p.trim())
-      .includes('compact')
-  ) {
-    return invalid('unsafe_retention', `topic ${topic} has cleanup.policy=${policy}: compaction can remove records`);
-  }
-  for (const name of ['retention.ms', 'retention.bytes'] as const) {
-    const value = config[name];
-    if (value !== '-1') {
-      return invalid('unsafe_retention', `topic ${topic} has ${name}=${value}, not -1: records can expire`);
-    }
-  }
-  return undefined;
 }
 
 function invalid(reason: SourceInvalidReason, detail: string): SourceObservation {

@@ -29,6 +29,8 @@ export interface SafeTopicRequest {
   command: string;
   /** What a failure after creation left undone, e.g. "nothing was bound: " (or ""). */
   consequence: string;
+  /** How to use an existing topic instead, if the caller has a way: "; to adopt it …" (or ""). */
+  existingAdvice: string;
 }
 
 function inspectAdvice(topic: string, brokers: string): string {
@@ -41,7 +43,7 @@ export async function createSafeTopic(admin: KafkaAdmin, request: SafeTopicReque
   const existing = await admin.describeTopic(topic);
   if (existing) {
     throw invalidInput(
-      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): ${command} never adopts a topic; choose a new topic name`,
+      `topic ${topic} already exists (${existing.incarnation}, ${existing.partitions} partitions): ${command} never adopts a topic; choose a new topic name${request.existingAdvice}`,
     );
   }
   const creation = await admin.createTopic({
