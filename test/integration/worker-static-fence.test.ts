@@ -56,7 +56,11 @@ async function impostorJoins(source: TestSource): Promise<void> {
       'group.instance.id': instanceId,
       'enable.auto.commit': false,
       'partition.assignment.strategy': 'range',
-      rebalance_cb: function (this: RdKafka.KafkaConsumer, error: RdKafka.LibrdKafkaError, partitions: RdKafka.Assignment[]) {
+      rebalance_cb: function (
+        this: RdKafka.KafkaConsumer,
+        error: RdKafka.LibrdKafkaError,
+        partitions: RdKafka.Assignment[],
+      ) {
         if (error.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
           this.assign(partitions);
           assigned = true;
