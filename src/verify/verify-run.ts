@@ -26,6 +26,7 @@
 import type { Manifest } from '../domain/config.js';
 import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
 import { KafkaSourceObserver } from '../io/kafka/kafka-source-observer.js';
+import { sourceObservationBudgetMs } from '../io/kafka/kafka-timeouts.js';
 import { namespaceId, registerNamespace } from '../io/store/namespace-registry.js';
 import { withPooledClient } from '../io/store/pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
@@ -324,7 +325,7 @@ async function inSnapshot<T>(
  */
 async function observeSource(observer: KafkaSourceObserver, manifest: Manifest): Promise<Map<number, number>> {
   const all = Array.from({ length: manifest.config.partitions }, (_, p) => p);
-  const observation = await observer.observe(all, AbortSignal.timeout(30_000));
+  const observation = await observer.observe(all, AbortSignal.timeout(sourceObservationBudgetMs));
   if (!observation.valid) {
     throw operationalError(`cannot verify source ${manifest.source_topic}: ${observation.detail}`);
   }

@@ -14,6 +14,13 @@ export const socketTimeoutMs = 10_000;
 export const kafkaConnectTimeoutMs = 10_000;
 
 /**
+ * One whole source observation by a one-shot command (verify): metadata, configuration and
+ * the offsets of every partition, each a request bounded by `socketTimeoutMs`, with room for
+ * a leader election (the broker's session timeout) in between.
+ */
+export const sourceObservationBudgetMs = 30_000;
+
+/**
  * Closing one client: a producer's flush and disconnect, a consumer's `disconnect()` (which
  * has no timeout of its own). Past it the caller stops waiting; the native close runs on in
  * the background.
