@@ -46,7 +46,7 @@ const partitionsMax = 10_000;
 
 /** What --config defaults to, in words: `widget@berlin on partition 0, origin 2026-03-01`. */
 const defaultConfigText = `${defaultConfigFile.stock_keys
-  .map((k) => `${k.item}@${k.location} on partition ${k.partition}`)
+  .map((k) => `${k.item}@${k.location} on partition ${'partition' in k ? k.partition : '?'}`)
   .join(', ')}, origin ${defaultConfigFile.ledger_origin}`;
 
 export const sourceCreateCommand = defineCommand({
@@ -72,7 +72,9 @@ export const sourceCreateCommand = defineCommand({
                               3 on the 3-broker cluster, npm run up -- --brokers 3)
     --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
-    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
+    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}, or
+                              version 2: {schema_version: 2, ledger_origin, partitioner
+                              ("table" or "murmur2"), default_stock_key?, stock_keys}
                               (default: ${defaultConfigText})
 ${kafkaFlagsHelp(26)}
 
@@ -127,14 +129,8 @@ ${kafkaFlagsHelp(26)}
     // checks every later reader of this manifest applies.
     const manifest: Manifest = parseManifest({
       source_topic: topic,
-      config: {
-        namespace,
-        schema_version: configFile.schema_version,
-        ledger_origin: configFile.ledger_origin,
-        partitions,
-        stock_keys: configFile.stock_keys,
-        source_incarnation: description.incarnation,
-      },
+      // The file's members (version 2's partitioner and default rule included) as it wrote them.
+      config: { namespace, ...configFile, partitions, source_incarnation: description.incarnation },
     });
     io.stdout.write(manifestText(manifest));
     // Last, so a refusal above stays one line.
