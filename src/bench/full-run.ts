@@ -13,6 +13,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { Manifest } from '../domain/config.js';
 import { ledgerBacklog } from '../domain/ledger-traffic.js';
+import { listedStockKeys } from '../domain/stock-key-terms.js';
 import { profileAttempts } from './attempt-log-profile.js';
 import { type BaselineResult, measureBaseline } from './baseline-throughput.js';
 import { type BenchContext, repoRoot } from './bench-context.js';
@@ -85,7 +86,7 @@ async function publishBacklog(ctx: BenchContext, source: Manifest, records: numb
   const producer = await BulkProducer.open({ brokers: ctx.brokers, topic: source.source_topic, lingerMs: 50 });
   const publishStart = Date.now();
   const backlog = ledgerBacklog(
-    { keys: source.config.stock_keys, postsPerDay: 400, firstDay: '2026-03-02', seed: 1, txnPrefix: 'T' },
+    { keys: listedStockKeys(source.config), postsPerDay: 400, firstDay: '2026-03-02', seed: 1, txnPrefix: 'T' },
     records,
   );
   for (let i = 0; i < backlog.length; i++) {

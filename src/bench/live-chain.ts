@@ -5,6 +5,7 @@
  */
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
+import { listedStockKeys } from '../domain/stock-key-terms.js';
 import { pollUntil } from '../io/process/poll-until.js';
 import type { BenchContext } from './bench-context.js';
 import type { BenchProcess } from './bench-process.js';
@@ -35,7 +36,7 @@ export async function startLiveChain(ctx: BenchContext, batchSize: number): Prom
   // and a key's history stays near a thousand days over the phases, as a few years of a real
   // ledger would.
   const traffic = ledgerTraffic({
-    keys: manifest.config.stock_keys,
+    keys: listedStockKeys(manifest.config),
     postsPerDay: 25,
     firstDay: '2026-03-02',
     seed: 7,

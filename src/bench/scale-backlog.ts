@@ -14,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Manifest, StockKeyConfig } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
+import { listedStockKeys } from '../domain/stock-key-terms.js';
 import type { BenchContext } from './bench-context.js';
 import type { ScaleOptions } from './bench-options.js';
 import { BulkProducer } from './bulk-producer.js';
@@ -49,7 +50,7 @@ export async function publishScaleBacklog(
   const { manifest, path } = ctx.createSource(suffix, { configPath, partitions: options.partitions });
   const postsPerDay = Math.max(1, Math.round(options.records / options.keys / daysPerKeyTarget));
   const traffic = ledgerTraffic({
-    keys: manifest.config.stock_keys,
+    keys: listedStockKeys(manifest.config),
     postsPerDay,
     firstDay: '2026-03-02',
     seed: 13,

@@ -18,8 +18,16 @@ import { readJsonFile } from './input-files.js';
 
 /** What --config defaults to, in words: `widget@berlin on partition 0, origin 2026-03-01`. */
 export const defaultConfigText = `${defaultConfigFile.stock_keys
-  .map((k) => `${k.item}@${k.location} on partition ${k.partition}`)
+  .map((k) => `${k.item}@${k.location} on partition ${'partition' in k ? k.partition : '?'}`)
   .join(', ')}, origin ${defaultConfigFile.ledger_origin}`;
+
+/** The `--config` line of source-create's and source-adopt's help. */
+export const configFlagHelp = `    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}, or
+                              version 2: {schema_version: 2, ledger_origin, partitioner
+                              ("table" or "murmur2"), default_stock_key?, stock_keys}
+                              (default: ${defaultConfigText});
+                              fixtures/any-key.config.json takes any key, placed by
+                              Kafka's default partitioner`;
 
 /** A `--topic` flag value that is a legal Kafka topic name, or a usage error (exit 2). */
 export function sourceTopicFlag(value: string): string {
@@ -57,13 +65,7 @@ export function sourceManifest(parts: SourceManifestParts): Manifest {
   const { namespace, topic, partitions, configFile, incarnation } = parts;
   return parseManifest({
     source_topic: topic,
-    config: {
-      namespace,
-      schema_version: configFile.schema_version,
-      ledger_origin: configFile.ledger_origin,
-      partitions,
-      stock_keys: configFile.stock_keys,
-      source_incarnation: incarnation,
-    },
+    // The file's members (version 2's partitioner and default rule included) as it wrote them.
+    config: { namespace, ...configFile, partitions, source_incarnation: incarnation },
   });
 }

@@ -2,12 +2,27 @@
  * The namespace configuration and manifest (docs/design.md#configuration, #manifest).
  * Validation collects every problem and reports them in one line each; unknown
  * members are errors, nothing is defaulted silently except what the spec defaults.
+ *
+ * Two versions (docs/design.md#configuration): version 1, every stock key listed with its
+ * partition, stays valid byte for byte (same members, same digest); version 2 adds a
+ * partitioner (the table of version 1, or Kafka's murmur2) and, with murmur2, a default rule.
+ * A key's terms are looked up in one place, stock-key-terms.ts.
  */
 import { createHash } from 'node:crypto';
 import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
-import { isCalendarDate, isTextField } from './text-rules.js';
+import {
+  checkInteger,
+  checkMembers,
+  checkStockKeys,
+  checkVersionedMembers,
+  isPlainObject,
+  type Problems,
+  partitionsMax,
+} from './config-rules.js';
+import { isCalendarDate } from './text-rules.js';
 
+/** A stock key listed with its partition: every key of version 1, and of version 2's table. */
 export interface StockKeyConfig {
   item: string;
   location: string;
@@ -16,26 +31,61 @@ export interface StockKeyConfig {
   threshold: number;
 }
 
-export interface NamespaceConfig {
+/** A listed key under the murmur2 partitioner: the partitioner gives its partition. */
+export interface StockKeyOverride {
+  item: string;
+  location: string;
+  opening: number;
+  threshold: number;
+}
+
+/** Version 2's default rule: the terms of every valid key that `stock_keys` does not list. */
+export interface DefaultStockKey {
+  opening: number;
+  threshold: number;
+}
+
+interface ConfigBase {
   namespace: string;
-  schema_version: 1;
   ledger_origin: string;
   partitions: number;
-  stock_keys: StockKeyConfig[];
   source_incarnation: string;
 }
+
+export interface NamespaceConfigV1 extends ConfigBase {
+  schema_version: 1;
+  stock_keys: StockKeyConfig[];
+}
+
+/** Version 2 with the explicit table: version 1's rules, written as version 2. */
+export interface TableConfigV2 extends ConfigBase {
+  schema_version: 2;
+  partitioner: 'table';
+  default_stock_key?: null;
+  stock_keys: StockKeyConfig[];
+}
+
+/** Version 2 with Kafka's default partitioner over the canonical key bytes. */
+export interface Murmur2ConfigV2 extends ConfigBase {
+  schema_version: 2;
+  partitioner: 'murmur2';
+  /** Absent or null: no default rule, so an unlisted key is UNKNOWN_KEY. */
+  default_stock_key?: DefaultStockKey | null;
+  stock_keys: StockKeyOverride[];
+}
+
+export type NamespaceConfigV2 = TableConfigV2 | Murmur2ConfigV2;
+export type NamespaceConfig = NamespaceConfigV1 | NamespaceConfigV2;
 
 export interface Manifest {
   source_topic: string;
   config: NamespaceConfig;
 }
 
+type WithoutBase<C> = C extends unknown ? Omit<C, 'namespace' | 'partitions' | 'source_incarnation'> : never;
+
 /** What `source-create --config FILE` accepts: the rest comes from flags and the broker. */
-export interface ConfigFile {
-  ledger_origin: string;
-  stock_keys: StockKeyConfig[];
-  schema_version: 1;
-}
+export type ConfigFile = WithoutBase<NamespaceConfig>;
 
 export const defaultConfigFile: ConfigFile = {
   schema_version: 1,
@@ -48,29 +98,6 @@ const namespacePattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
 const incarnationPattern = /^kafka:[0-9a-f]{32}$/;
 /** Kafka's legal topic names: at most 249 of [a-zA-Z0-9._-], not "." or "..". */
 const topicPattern = /^[a-zA-Z0-9._-]{1,249}$/;
-const amountLimit = 1e12;
-const partitionsMax = 10_000;
-
-type Problems = string[];
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function checkMembers(obj: Record<string, unknown>, allowed: readonly string[], where: string, problems: Problems) {
-  for (const name of Object.keys(obj)) {
-    if (!allowed.includes(name))
-      problems.push(`${where === '' ? '' : `${where}: `}unknown member ${JSON.stringify(name)}`);
-  }
-}
-
-function checkInteger(v: unknown, where: string, min: number, max: number, problems: Problems) {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
-    problems.push(`${where} must be an integer`);
-  } else if (v < min || v > max) {
-    problems.push(`${where} must be within [${min}, ${max}], got ${v}`);
-  }
-}
 
 export function validNamespace(ns: string): boolean {
   return namespacePattern.test(ns);
@@ -78,39 +105,6 @@ export function validNamespace(ns: string): boolean {
 
 export function validTopicName(topic: string): boolean {
   return topicPattern.test(topic) && topic !== '.' && topic !== '..';
-}
-
-function checkStockKeys(v: unknown, partitions: number | undefined, problems: Problems) {
-  if (!Array.isArray(v)) {
-    problems.push('stock_keys must be an array');
-    return;
-  }
-  const seen = new Set<string>();
-  v.forEach((entry, i) => {
-    const where = `stock_keys[${i}]`;
-    if (!isPlainObject(entry)) {
-      problems.push(`${where} must be an object`);
-      return;
-    }
-    checkMembers(entry, ['item', 'location', 'partition', 'opening', 'threshold'], where, problems);
-    for (const field of ['item', 'location'] as const) {
-      if (!isTextField(entry[field])) {
-        problems.push(`${where}.${field} must be a string of 1-64 characters without control characters`);
-      }
-    }
-    if (typeof entry.item === 'string' && typeof entry.location === 'string') {
-      const id = JSON.stringify([entry.item, entry.location]);
-      if (seen.has(id)) problems.push(`${where}: duplicate stock key (${entry.item}, ${entry.location})`);
-      seen.add(id);
-    }
-    if (partitions === undefined) {
-      checkInteger(entry.partition, `${where}.partition`, 0, partitionsMax - 1, problems);
-    } else {
-      checkInteger(entry.partition, `${where}.partition`, 0, partitions - 1, problems);
-    }
-    checkInteger(entry.opening, `${where}.opening`, -amountLimit, amountLimit, problems);
-    checkInteger(entry.threshold, `${where}.threshold`, -amountLimit, amountLimit, problems);
-  });
 }
 
 function report(problems: Problems, what: string): never {
@@ -121,23 +115,19 @@ function report(problems: Problems, what: string): never {
 export function parseNamespaceConfig(value: unknown, what = 'config'): NamespaceConfig {
   const problems: Problems = [];
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
-  checkMembers(
-    value,
-    ['namespace', 'schema_version', 'ledger_origin', 'partitions', 'stock_keys', 'source_incarnation'],
-    '', // report() names `what` once
-    problems,
-  );
+  // report() names `what` once, so members are checked with no prefix.
+  const members = ['namespace', 'schema_version', 'ledger_origin', 'partitions', 'stock_keys', 'source_incarnation'];
+  const entryPartition = checkVersionedMembers(value.schema_version, value, members, problems);
   if (typeof value.namespace !== 'string' || !validNamespace(value.namespace)) {
     problems.push('namespace must match [a-z0-9][a-z0-9-]{0,62}');
   }
-  if (value.schema_version !== 1) problems.push('schema_version must be 1');
   if (typeof value.ledger_origin !== 'string' || !isCalendarDate(value.ledger_origin)) {
     problems.push('ledger_origin must be a real calendar date YYYY-MM-DD');
   }
   checkInteger(value.partitions, 'partitions', 1, partitionsMax, problems);
   const partitions =
     typeof value.partitions === 'number' && Number.isSafeInteger(value.partitions) ? value.partitions : undefined;
-  checkStockKeys(value.stock_keys, partitions, problems);
+  checkStockKeys(value.stock_keys, partitions, entryPartition, problems);
   if (typeof value.source_incarnation !== 'string' || !incarnationPattern.test(value.source_incarnation)) {
     problems.push('source_incarnation must be "kafka:" followed by 32 lowercase hex digits');
   }
@@ -145,22 +135,24 @@ export function parseNamespaceConfig(value: unknown, what = 'config'): Namespace
   return value as unknown as NamespaceConfig;
 }
 
-/** Validates the `--config FILE` object of source-create, before any topic exists. */
+/**
+ * Validates the `--config FILE` object of source-create, before any topic exists: version 1
+ * (`schema_version` may be left out) or version 2 with its partitioner and default rule.
+ */
 export function parseConfigFile(value: unknown, partitions: number, what = 'config file'): ConfigFile {
   const problems: Problems = [];
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
-  checkMembers(value, ['ledger_origin', 'stock_keys', 'schema_version'], '', problems);
-  if (value.schema_version !== undefined && value.schema_version !== 1) problems.push('schema_version must be 1');
+  const version = value.schema_version ?? 1;
+  const members = ['ledger_origin', 'stock_keys', 'schema_version'];
+  const entryPartition = checkVersionedMembers(version, value, members, problems);
   if (typeof value.ledger_origin !== 'string' || !isCalendarDate(value.ledger_origin)) {
     problems.push('ledger_origin must be a real calendar date YYYY-MM-DD');
   }
-  checkStockKeys(value.stock_keys, partitions, problems);
+  checkStockKeys(value.stock_keys, partitions, entryPartition, problems);
   if (problems.length > 0) report(problems, what);
-  return {
-    schema_version: 1,
-    ledger_origin: value.ledger_origin as string,
-    stock_keys: value.stock_keys as StockKeyConfig[],
-  };
+  // Only the members the file has: a version 2 file without default_stock_key gives a config without one.
+  const { schema_version: _, ...rest } = value;
+  return { schema_version: version, ...rest } as ConfigFile;
 }
 
 export function parseManifest(value: unknown, what = 'manifest'): Manifest {
@@ -178,11 +170,6 @@ export function parseManifest(value: unknown, what = 'manifest'): Manifest {
 /** Lowercase hex SHA-256 of the UTF-8 canonical JSON of the configuration (docs/design.md#configuration). */
 export function configDigest(config: NamespaceConfig): string {
   return createHash('sha256').update(canonicalJson(config), 'utf8').digest('hex');
-}
-
-/** The stock key's configuration, or undefined when (item, location) is not configured. */
-export function stockKeyIndex(config: NamespaceConfig): Map<string, StockKeyConfig> {
-  return new Map(config.stock_keys.map((k) => [stockKeyId(k.item, k.location), k]));
 }
 
 /** A collision-free map key for (item, location). */

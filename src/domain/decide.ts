@@ -13,9 +13,9 @@
 
 import { assertInvariant } from '../kernel/invariant.js';
 import { compareCodePoints } from './canonical-json.js';
-import { type NamespaceConfig, type StockKeyConfig, stockKeyId } from './config.js';
+import { type NamespaceConfig, stockKeyId } from './config.js';
 import type { Decision, Outcome } from './decision.js';
-import { decodeEnvelope, type Envelope } from './envelope.js';
+import { decodeEnvelope, type Envelope, envelopeSchemaVersion } from './envelope.js';
 import {
   type AuthorityEntry,
   type DayOutput,
@@ -27,6 +27,7 @@ import {
 import type { BalanceStatus, OutputVersion } from './output-version.js';
 import { decodeRecordKey } from './record-key.js';
 import type { SourceRecord } from './source-record.js';
+import { type StockKeyTerms, stockKeyTerms } from './stock-key-terms.js';
 
 export interface DecideResult {
   decision: Decision;
@@ -39,7 +40,7 @@ export interface DecideResult {
 /** The first six checks need no authority state; their result decides or names the key to load. */
 export type Screened =
   | { kind: 'decided'; result: DecideResult }
-  | { kind: 'authority'; envelope: Envelope; stockKey: StockKeyConfig };
+  | { kind: 'authority'; envelope: Envelope; stockKey: StockKeyTerms };
 
 /** docs/design.md#outcomes, the "quarantined" column. */
 const quarantinedOutcomes: ReadonlySet<Outcome> = new Set<Outcome>([
@@ -76,7 +77,7 @@ export function decideBatch(
 
 /** Checks 1–6 of docs/design.md#outcomes: MALFORMED, SCHEMA, KEY_MISMATCH, UNKNOWN_KEY, ROUTING, BEFORE_ORIGIN. */
 export function screenRecord(record: SourceRecord, config: NamespaceConfig): Screened {
-  const decoded = decodeEnvelope(record.value, config.schema_version);
+  const decoded = decodeEnvelope(record.value, envelopeSchemaVersion);
   if (decoded.outcome !== 'ok') {
     const detail =
       decoded.outcome === 'MALFORMED' ? `value is not a strict JSON object: ${decoded.detail}` : decoded.detail;
@@ -93,7 +94,7 @@ export function screenRecord(record: SourceRecord, config: NamespaceConfig): Scr
       `key ${describeKey(key.item, key.location)} differs from the envelope's ${describeKey(envelope.item, envelope.location)}`,
     );
   }
-  const stockKey = configuredKeys(config).get(stockKeyId(envelope.item, envelope.location));
+  const stockKey = stockKeyTerms(config, envelope.item, envelope.location);
   if (stockKey === undefined) {
     return decided(
       record,
@@ -107,7 +108,7 @@ export function screenRecord(record: SourceRecord, config: NamespaceConfig): Scr
       record,
       'ROUTING',
       envelope,
-      `${describeKey(envelope.item, envelope.location)} maps to partition ${stockKey.partition}, not ${record.partition}`,
+      `${describeKey(envelope.item, envelope.location)} maps to partition ${stockKey.partition}${byPartitioner(config)}, not ${record.partition}`,
     );
   }
   if (envelope.op === 'post' && envelope.day < config.ledger_origin) {
@@ -128,7 +129,7 @@ export function screenRecord(record: SourceRecord, config: NamespaceConfig): Scr
 export function decideWithKeyState(
   record: SourceRecord,
   envelope: Envelope,
-  stockKey: StockKeyConfig,
+  stockKey: StockKeyTerms,
   keyState: KeyState,
 ): DecideResult {
   const current = keyState.authority.get(envelope.txn);
@@ -177,7 +178,7 @@ export function decideWithKeyState(
  */
 function refreshOutputs(
   keyState: KeyState,
-  stockKey: StockKeyConfig,
+  stockKey: StockKeyTerms,
   touchedDays: readonly string[],
   cause: { partition: number; offset: number },
 ): OutputVersion[] {
@@ -316,14 +317,9 @@ function decided(record: SourceRecord, outcome: Outcome, envelope: Envelope | nu
   return { kind: 'decided', result: decidedResult(record, outcome, envelope, detail) };
 }
 
-// The configuration is immutable for a namespace; index it once per config object.
-const keyIndexes = new WeakMap<NamespaceConfig, Map<string, StockKeyConfig>>();
-
-function configuredKeys(config: NamespaceConfig): Map<string, StockKeyConfig> {
-  let index = keyIndexes.get(config);
-  if (index === undefined) {
-    index = new Map(config.stock_keys.map((k) => [stockKeyId(k.item, k.location), k]));
-    keyIndexes.set(config, index);
-  }
-  return index;
+/** How the partition in a ROUTING detail was found: said for Kafka's partitioner, whose answer is not in the config. */
+function byPartitioner(config: NamespaceConfig): string {
+  return config.schema_version === 2 && config.partitioner === 'murmur2'
+    ? " (Kafka's murmur2 partitioner over the canonical key bytes)"
+    : '';
 }

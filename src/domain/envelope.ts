@@ -30,6 +30,14 @@ export type EnvelopeResult =
   | { outcome: 'MALFORMED'; detail: string }
   | { outcome: 'SCHEMA'; detail: string };
 
+/**
+ * The envelope format's version, the only `schema` a record may carry. It is not the
+ * configuration's `schema_version`: configuration version 2 changed how keys are configured
+ * and routed, not the envelope, so a team's producers keep writing `"schema":1`
+ * (docs/choices.md, "Envelope schema 1 under configuration version 2").
+ */
+export const envelopeSchemaVersion = 1;
+
 export const revMax = 2 ** 31 - 1;
 export const qtyLimit = 10 ** 9;
 const txnPattern = /^[A-Za-z0-9._:-]{1,64}$/;

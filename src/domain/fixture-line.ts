@@ -2,7 +2,8 @@
  * Fixture lines, `{"key":{"item":…,"location":…},"value":{…}}`, as `source-load`
  * publishes them and `simulate` reads them (docs/design.md#commands).
  *
- * The key must be a configured stock key; it is routed by the configuration's mapping.
+ * The key must be a stock key of the configuration (a listed one, or any valid key under a
+ * default rule); it is routed as the configuration says (stock-key-terms.ts).
  * The value must be an object but is deliberately *not* judged as an envelope: SCHEMA or
  * CONFLICT cases can be loaded on purpose, and the worker decides them.
  *
@@ -19,6 +20,7 @@ import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
 import type { NamespaceConfig } from './config.js';
 import { splitInputLines } from './input-lines.js';
+import { stockKeyTerms } from './stock-key-terms.js';
 import { describeJsonType, type JsonNode, jsonDepthMax, parseStrictJsonText, toPlainJson } from './strict-json.js';
 
 export interface EncodedFixtureLine {
@@ -35,8 +37,8 @@ const utf8 = new TextEncoder();
 
 /**
  * Validates one fixture line per docs/design.md#source-load: a JSON object with `key` and `value`
- * objects (and nothing else), the key a configured stock key ({item, location} strings);
- * encodes key and value as canonical JSON UTF-8 bytes; partition from the config's mapping.
+ * objects (and nothing else), the key a stock key ({item, location} strings);
+ * encodes key and value as canonical JSON UTF-8 bytes; partition as the config routes the key.
  * Throws AmendsError invalidInput(`line N: reason`).
  */
 export function encodeFixtureLine(text: string, line: number, config: NamespaceConfig): EncodedFixtureLine {
@@ -75,7 +77,7 @@ export function encodeFixtureNode(root: JsonNode, line: number, config: Namespac
   const location = key.members.get('location');
   if (item?.type !== 'string') throw fail('key.item must be a string');
   if (location?.type !== 'string') throw fail('key.location must be a string');
-  const stockKey = config.stock_keys.find((k) => k.item === item.value && k.location === location.value);
+  const stockKey = stockKeyTerms(config, item.value, location.value);
   if (stockKey === undefined) {
     throw fail(`key (${JSON.stringify(item.value)}, ${JSON.stringify(location.value)}) is not a configured stock key`);
   }

@@ -18,11 +18,11 @@
  * latest output version (`DayRow`); `dayRowChanges` says which rows a decided batch changed.
  */
 import { compareCodePoints } from './canonical-json.js';
-import type { StockKeyConfig } from './config.js';
 import { stockKeyId } from './config.js';
 import type { Screened } from './decide.js';
 import type { AuthorityEntry, DayOutput, DayTotal, KeyState } from './ledger-state.js';
 import { restoreKeyState } from './ledger-state.js';
+import type { StockKeyTerms } from './stock-key-terms.js';
 
 /** One revision of the batch that reached the authority checks (decide.ts `screenRecord`). */
 export interface BatchRevision {
@@ -34,7 +34,7 @@ export interface BatchRevision {
 
 /** What a batch asks of one stock key. */
 export interface KeyNeeds {
-  stockKey: StockKeyConfig;
+  stockKey: StockKeyTerms;
   revisions: BatchRevision[];
 }
 

@@ -11,8 +11,8 @@
  */
 import { addDays } from './calendar-day.js';
 import { canonicalJson } from './canonical-json.js';
-import type { StockKeyConfig } from './config.js';
 import { mulberry32 } from './seeded-random.js';
+import type { StockKeyTerms } from './stock-key-terms.js';
 
 export interface TrafficRecord {
   partition: number;
@@ -26,7 +26,7 @@ export type TrafficKind = 'post' | 'correction' | 'cancel' | 'redelivery' | 'sta
 
 export interface TrafficOptions {
   /** The configured stock keys; records are spread over them round-robin. */
-  keys: readonly StockKeyConfig[];
+  keys: readonly StockKeyTerms[];
   /** New posts per day and key before the next day starts. */
   postsPerDay: number;
   /** The first posting day (after the ledger origin). */
@@ -51,7 +51,7 @@ class KeyStream {
   private readonly keyBytes: Buffer;
 
   constructor(
-    private readonly stockKey: StockKeyConfig,
+    private readonly stockKey: StockKeyTerms,
     private readonly options: TrafficOptions,
     private readonly random: () => number,
   ) {

@@ -6,7 +6,7 @@
  * byte like the one source-create printed. The digest never depends on this layout: it is
  * computed over the canonical JSON of `config`.
  */
-import type { Manifest } from './config.js';
+import type { Manifest, NamespaceConfig } from './config.js';
 
 export function manifestText(manifest: Manifest): string {
   const { config } = manifest;
@@ -17,10 +17,13 @@ export function manifestText(manifest: Manifest): string {
       schema_version: config.schema_version,
       ledger_origin: config.ledger_origin,
       partitions: config.partitions,
+      // Version 2's members; undefined leaves a member out, so a version 1 manifest prints as before.
+      partitioner: config.schema_version === 2 ? config.partitioner : undefined,
+      default_stock_key: defaultRuleOf(config),
       stock_keys: config.stock_keys.map((key) => ({
         item: key.item,
         location: key.location,
-        partition: key.partition,
+        partition: 'partition' in key ? key.partition : undefined,
         opening: key.opening,
         threshold: key.threshold,
       })),
@@ -28,4 +31,11 @@ export function manifestText(manifest: Manifest): string {
     },
   };
   return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+/** The default rule as written: absent stays absent and null stays null (the digest sees what is written). */
+function defaultRuleOf(config: NamespaceConfig) {
+  if (config.schema_version === 1 || config.default_stock_key === undefined) return undefined;
+  const rule = config.default_stock_key;
+  return rule === null ? null : { opening: rule.opening, threshold: rule.threshold };
 }

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { ledgerTraffic, type TrafficRecord } from '../domain/ledger-traffic.js';
+import { listedStockKeys } from '../domain/stock-key-terms.js';
 import { runAmendsctl } from './showcase-processes.js';
 
 export interface LoadOptions {
@@ -47,7 +48,7 @@ export class ChaosLoad {
   constructor(private readonly o: LoadOptions) {
     const config = o.manifest.config;
     this.traffic = ledgerTraffic({
-      keys: config.stock_keys,
+      keys: listedStockKeys(config),
       postsPerDay: 20,
       firstDay: addDays(config.ledger_origin, 1),
       seed: o.seed,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { addDays } from '../domain/calendar-day.js';
 import type { Manifest } from '../domain/config.js';
 import { fillerLines } from '../domain/filler-load.js';
+import { stockKeyTerms } from '../domain/stock-key-terms.js';
 import { packageRoot } from '../io/process/child-process.js';
 import { operationalError } from '../kernel/amends-error.js';
 import { amendsctlStdout } from './showcase-context.js';
@@ -54,10 +55,7 @@ export class ShowcaseLoads {
   ) {}
 
   partitionOf(row: FixtureRow): number {
-    return (
-      this.manifest.config.stock_keys.find((k) => k.item === row.key.item && k.location === row.key.location)
-        ?.partition ?? -1
-    );
+    return stockKeyTerms(this.manifest.config, row.key.item, row.key.location)?.partition ?? -1;
   }
 
   /** The offset the next record loaded on `partition` will get. */

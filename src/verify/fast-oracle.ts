@@ -13,11 +13,12 @@
  * O(log days) per record plus O(1) per day visited; memory: the transactions and the days.
  * test/support/reference-oracle.ts (the old, obvious, quadratic one) must agree with it.
  */
-import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
+import type { NamespaceConfig } from '../domain/config.js';
 import type { SourceRecord } from '../domain/source-record.js';
 import { dayCode, dayText } from './day-code.js';
 import { KeyDays } from './key-days.js';
 import { decodeOracleKey, decodeOracleValue, type OracleEnvelope } from './oracle-decoder.js';
+import { OracleKeyRules, type OracleKeyTerms } from './oracle-key-terms.js';
 import { PairMap } from './pair-map.js';
 import { TxnAuthority, unknownTxn } from './txn-authority.js';
 
@@ -59,8 +60,10 @@ export interface OracleDecision {
 
 /** One new version of (key, day); `closing` null is a retraction. */
 export interface OracleVersion {
-  /** Index of the stock key in the configuration. */
+  /** The oracle's number for the stock key: 0, 1, … in the order it met them. */
   key: number;
+  item: string;
+  location: string;
   day: string;
   version: number;
   closing: number | null;
@@ -75,14 +78,19 @@ interface Revision {
 }
 
 interface KeyState {
-  config: StockKeyConfig;
+  terms: OracleKeyTerms;
   index: number;
+  item: string;
+  location: string;
   /** Made at the key's first APPLIED, dropped once its partition is judged whole. */
   days: KeyDays | undefined;
 }
 
 export class FastOracle {
+  /** The stock keys met so far (a default rule makes any valid key one: they are found as they come). */
   private readonly keys = new PairMap<KeyState>();
+  private keyCount = 0;
+  private readonly rules: OracleKeyRules;
   /**
    * Per partition: a key's records all lie on its partition (others are ROUTING before any
    * authority is looked up), so a partition's authority is cleared once it is judged whole and
@@ -94,9 +102,7 @@ export class FastOracle {
   private readonly judgedWhole = new Set<number>();
 
   constructor(private readonly config: NamespaceConfig) {
-    config.stock_keys.forEach((k, index) => {
-      this.keys.set(k.item, k.location, { config: k, index, days: undefined });
-    });
+    this.rules = new OracleKeyRules(config);
   }
 
   /**
@@ -105,15 +111,16 @@ export class FastOracle {
    * versions go to `onVersion`, in ascending day order.
    */
   judge(record: SourceRecord, onVersion: (v: OracleVersion) => void): OracleDecision {
-    const value = decodeOracleValue(record.value, this.config.schema_version);
+    // The envelope format is version 1 under either configuration version (docs/choices.md).
+    const value = decodeOracleValue(record.value, 1);
     if (value.outcome !== 'ok') return decisionOf(record, value.outcome, undefined);
     const envelope = value.envelope;
     const verdict = (outcome: OracleOutcome) => decisionOf(record, outcome, envelope);
     const key = decodeOracleKey(record.key);
     if (!key.valid || key.item !== envelope.item || key.location !== envelope.location) return verdict('KEY_MISMATCH');
-    const state = this.keys.get(envelope.item, envelope.location);
+    const state = this.stockKey(envelope.item, envelope.location);
     if (!state) return verdict('UNKNOWN_KEY');
-    if (state.config.partition !== record.partition) return verdict('ROUTING');
+    if (state.terms.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
     const authority = this.authorityOf(record.partition);
     let entry = authority.find(state.index, envelope.txn);
@@ -145,8 +152,19 @@ export class FastOracle {
       this.spare.push(authority);
       this.authorities.delete(partition);
     }
-    for (const state of this.keys.values()) if (state.config.partition === partition) state.days = undefined;
+    for (const state of this.keys.values()) if (state.terms.partition === partition) state.days = undefined;
     this.judgedWhole.add(partition);
+  }
+
+  private stockKey(item: string, location: string): KeyState | undefined {
+    let state = this.keys.get(item, location);
+    if (state === undefined) {
+      const terms = this.rules.of(item, location);
+      if (terms === undefined) return undefined;
+      state = { terms, index: this.keyCount++, item, location, days: undefined };
+      this.keys.set(item, location, state);
+    }
+    return state;
   }
 
   private authorityOf(partition: number): TxnAuthority {
@@ -180,7 +198,7 @@ export class FastOracle {
     // Past the last touched day every closing moves by the same amount: none when it is 0.
     const shift = (newSlot === undefined ? 0 : next.qty) - (oldSlot === undefined ? 0 : (known as Revision).qty);
     const to = shift === 0 ? last : days.length - 1;
-    let closing = state.config.opening + (from > 0 ? days.prefix(from - 1) : 0);
+    let closing = state.terms.opening + (from > 0 ? days.prefix(from - 1) : 0);
     for (let slot = from; slot <= to; slot++) {
       closing += days.total[slot] as number;
       if (!Number.isSafeInteger(closing)) {
@@ -194,6 +212,8 @@ export class FastOracle {
       days.shown[slot] = isShown ? closing : Number.NaN;
       onVersion({
         key: state.index,
+        item: state.item,
+        location: state.location,
         day: dayText(days.days[slot] as number),
         version,
         closing: isShown ? closing : null,

@@ -2,14 +2,15 @@
  * The verifier's (item, location, day) records, as columns (issue 14: 2,000 keys over ~890
  * days are 1.8 million of them; as JavaScript objects in maps they were most of a 1.25 GB
  * verifier). A day is a number, its id; per id: its pair (an index into a small table of
- * (item, location) pairs, the configured stock keys first, in configuration order), its day
+ * (item, location) pairs with their terms, oracle-key-terms.ts), its day
  * code (day-code.ts), and what the comparison learns of it. An open-addressing table maps
  * (pair, code) to the id. About 33 bytes of columns and 4–8 bytes of table per day, of which
  * 12 and the table while the source is read.
  */
-import type { NamespaceConfig, StockKeyConfig } from '../domain/config.js';
+import type { NamespaceConfig } from '../domain/config.js';
 import { ChunkedColumn } from './chunked-column.js';
 import { dayCode, dayText, firstOddDayCode } from './day-code.js';
+import { OracleKeyRules, type OracleKeyTerms } from './oracle-key-terms.js';
 import { PairMap } from './pair-map.js';
 
 /** A day's id in the ledger. */
@@ -19,7 +20,10 @@ const initialSlots = 1024;
 
 export class LedgerDays {
   private readonly pairIndex = new PairMap<number>();
-  private readonly pairs: { item: string; location: string; stockKey: StockKeyConfig | undefined }[] = [];
+  private readonly pairs: { item: string; location: string; stockKey: OracleKeyTerms | undefined }[] = [];
+  /** The pair of each of the oracle's stock key numbers (fast-oracle.ts `OracleVersion.key`). */
+  private readonly keyPairs: number[] = [];
+  private readonly rules: OracleKeyRules;
   /** Text of another shape than `DDDD-DD-DD` (only a damaged store can hold one): codes from `firstOddDayCode`. */
   private readonly oddDays = new Map<string, number>();
   private readonly oddNames: string[] = [];
@@ -42,17 +46,22 @@ export class LedgerDays {
   size = 0;
 
   constructor(config: NamespaceConfig) {
-    for (const k of config.stock_keys) this.pairNumber(k.item, k.location, k);
+    this.rules = new OracleKeyRules(config);
   }
 
-  /** The day of configured stock key `key` (its index in the configuration) and `day`, made if new. */
-  ofKey(key: number, day: string): LedgerDay {
-    return this.ofPair(key, this.codeFor(day, true));
+  /** The day of the oracle's stock key number `key`, (item, location), and `day`, made if new. */
+  ofKey(key: number, item: string, location: string, day: string): LedgerDay {
+    let pair = this.keyPairs[key];
+    if (pair === undefined) {
+      pair = this.pairNumber(item, location);
+      this.keyPairs[key] = pair;
+    }
+    return this.ofPair(pair, this.codeFor(day, true));
   }
 
   /** The day, made (with nothing known of it) if new. */
   of(item: string, location: string, day: string): LedgerDay {
-    return this.ofPair(this.pairNumber(item, location, undefined), this.codeFor(day, true));
+    return this.ofPair(this.pairNumber(item, location), this.codeFor(day, true));
   }
 
   /** The day if it is known. */
@@ -64,7 +73,8 @@ export class LedgerDays {
     return at === -1 ? undefined : at;
   }
 
-  stockKey(d: LedgerDay): StockKeyConfig | undefined {
+  /** The terms of the day's (item, location) if it is a stock key. */
+  stockKey(d: LedgerDay): OracleKeyTerms | undefined {
     return this.pairs[this.pairOf.get(d)]?.stockKey;
   }
 
@@ -110,12 +120,12 @@ export class LedgerDays {
     return d;
   }
 
-  private pairNumber(item: string, location: string, stockKey: StockKeyConfig | undefined): number {
+  private pairNumber(item: string, location: string): number {
     let pair = this.pairIndex.get(item, location);
     if (pair === undefined) {
       pair = this.pairs.length;
       if (pair >= 2 ** 22) throw new Error('verify: more than 2^22 (item, location) pairs');
-      this.pairs.push({ item, location, stockKey });
+      this.pairs.push({ item, location, stockKey: this.rules.of(item, location) });
       this.pairIndex.set(item, location, pair);
     }
     return pair;

@@ -133,7 +133,7 @@ function integerOf(node: OracleJson | undefined, min: number, max: number): numb
 }
 
 /** 1–64 code points, none of them a control character (U+0000–U+001F, U+007F–U+009F). */
-function isName(s: string): boolean {
+export function isName(s: string): boolean {
   let length = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -59,7 +59,7 @@ export class VersionLedger {
   add(v: OracleVersion): void {
     const { dayIds } = this.columns;
     if (!dayIds) throw new Error('verify: a version added after the ledger was sealed');
-    const day = this.days.ofKey(v.key, v.day);
+    const day = this.days.ofKey(v.key, v.item, v.location, v.day);
     const count = this.days.count.get(day);
     if (v.version !== count + 1) throw new Error(`verify: version ${v.version} of ${v.day} after ${count}`);
     if (this.versionCount === 2 ** 31 - 1) throw new Error('verify: more than 2^31 - 1 output versions');

@@ -3,7 +3,8 @@
  * as raw bytes, with corrections, cancellations, redeliveries, garbage and offset gaps
  * (aborted transactions), sometimes with a trailing control-record tail.
  */
-import type { NamespaceConfig, StockKeyConfig } from '../../src/domain/config.js';
+import type { NamespaceConfig, NamespaceConfigV1, StockKeyConfig, TableConfigV2 } from '../../src/domain/config.js';
+import { type StockKeyTerms, stockKeyTerms } from '../../src/domain/stock-key-terms.js';
 import type { SourceRecord } from '../../src/machines/ports.js';
 import type { Prng } from './prng.js';
 
@@ -37,14 +38,14 @@ export function randomTopic(rng: Prng): SimTopic {
   const unique = stockKeys.filter(
     (k, i) => stockKeys.findIndex((o) => o.item === k.item && o.location === k.location) === i,
   );
-  const config: NamespaceConfig = {
+  const config = randomVersion(rng, {
     namespace: 'sim',
     schema_version: 1,
     ledger_origin: '2026-03-01',
     partitions,
     stock_keys: unique,
     source_incarnation: `kafka:${'0'.repeat(32)}`,
-  };
+  });
   const records: SourceRecord[][] = [];
   const ends: number[] = [];
   for (let p = 0; p < partitions; p++) {
@@ -64,9 +65,35 @@ export function randomTopic(rng: Prng): SimTopic {
   return { config, records, ends };
 }
 
+/**
+ * The same keys as version 1, version 2's table, or version 2's murmur2 (the listed keys as
+ * overrides), with or without a default rule.
+ */
+function randomVersion(rng: Prng, v1: NamespaceConfigV1): NamespaceConfig {
+  const roll = rng.int(0, 3);
+  if (roll === 0) return v1;
+  if (roll === 1) {
+    const table: TableConfigV2 = { ...v1, schema_version: 2, partitioner: 'table' };
+    return table;
+  }
+  const overrides = v1.stock_keys.map(({ partition: _, ...k }) => k);
+  const rule = roll === 3 ? { opening: rng.int(-20, 100), threshold: rng.int(0, 40) } : null;
+  return { ...v1, schema_version: 2, partitioner: 'murmur2', default_stock_key: rule, stock_keys: overrides };
+}
+
+/** Keys a record may name: the listed ones and some never listed (stock keys only under a default rule). */
+const unlistedKeys = [
+  { item: 'drifter', location: 'berlin' },
+  { item: 'nomad', location: 'paris' },
+  { item: 'unknown', location: 'nowhere' },
+];
+
 function randomPayload(rng: Prng, config: NamespaceConfig, partition: number): Pick<SourceRecord, 'key' | 'value'> {
-  const own = config.stock_keys.filter((k) => k.partition === partition);
-  const other = config.stock_keys.filter((k) => k.partition !== partition);
+  const stockKeys = [...config.stock_keys, ...unlistedKeys]
+    .map((k) => stockKeyTerms(config, k.item, k.location))
+    .filter((k): k is StockKeyTerms => k !== undefined);
+  const own = stockKeys.filter((k) => k.partition === partition);
+  const other = stockKeys.filter((k) => k.partition !== partition);
   const roll = rng.next();
   const envelopeFor = (k: { item: string; location: string }) => {
     const txn = `T${rng.int(1, 4)}`;

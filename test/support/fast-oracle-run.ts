@@ -4,18 +4,20 @@
  * decisions by (partition, offset) without the free-text detail, versions by (item,
  * location, day, version).
  */
-import type { NamespaceConfig, StockKeyConfig } from '../../src/domain/config.js';
+import type { NamespaceConfig } from '../../src/domain/config.js';
 import type { Decision } from '../../src/domain/decision.js';
 import { sortOutputVersions } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { FastOracle } from '../../src/verify/fast-oracle.js';
+import { OracleKeyRules } from '../../src/verify/oracle-key-terms.js';
 
 export function runFastOracle(
   config: NamespaceConfig,
   records: readonly SourceRecord[],
 ): { decisions: Decision[]; versions: OutputVersion[] } {
   const oracle = new FastOracle(config);
+  const rules = new OracleKeyRules(config);
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   const versions: OutputVersion[] = [];
   let open: number | undefined;
@@ -24,11 +26,12 @@ export function runFastOracle(
     if (open !== undefined && open !== record.partition) oracle.partitionJudged(open);
     open = record.partition;
     const d = oracle.judge(record, (v) => {
-      const k = config.stock_keys[v.key] as StockKeyConfig;
+      const k = rules.of(v.item, v.location);
+      if (k === undefined) throw new Error(`a version of ${v.item}@${v.location}, no stock key`);
       const closing = v.closing;
       versions.push({
-        item: k.item,
-        location: k.location,
+        item: v.item,
+        location: v.location,
         day: v.day,
         version: v.version,
         closing,

@@ -8,6 +8,7 @@
  */
 import { BulkProducer } from '../../src/bench/bulk-producer.js';
 import { ledgerTraffic, type TrafficRecord } from '../../src/domain/ledger-traffic.js';
+import { listedStockKeys } from '../../src/domain/stock-key-terms.js';
 import { testBrokers } from './endpoints.js';
 import { twoKeysConfig } from './fixture-stories.js';
 import {
@@ -63,7 +64,7 @@ export async function buildLedgerNamespace(
 /** Publishes `records` more records of ledger traffic (a stream of its own: `txnPrefix`). */
 export async function publishTraffic(source: BoundSource, records: number, seed: number, txnPrefix: string) {
   const traffic = ledgerTraffic({
-    keys: source.manifest.config.stock_keys,
+    keys: listedStockKeys(source.manifest.config),
     postsPerDay,
     firstDay: '2026-03-02',
     seed,

@@ -4,17 +4,20 @@
  * runs the fast one (src/verify/fast-oracle.ts); the tests hold the two against each other.
  *
  * Written apart from the incremental engine (decide.ts, ledger-state.ts) on purpose and
- * sharing only the decoders and text rules: after every APPLIED decision it rebuilds
+ * sharing only the decoders, text rules, canonical JSON and Kafka's murmur2 (its own reading of
+ * which key is a stock key and where it belongs is `termsOf` below): after every APPLIED decision it rebuilds
  * S(K) from scratch from the authority map and diffs it against the previous S(K).
  * That costs O(transactions of the key) per APPLIED record: the price of obviousness.
  */
-import { compareCodePoints } from '../../src/domain/canonical-json.js';
-import type { NamespaceConfig, StockKeyConfig } from '../../src/domain/config.js';
+import { canonicalJson, compareCodePoints } from '../../src/domain/canonical-json.js';
+import type { NamespaceConfig } from '../../src/domain/config.js';
 import type { Decision, Outcome } from '../../src/domain/decision.js';
 import { decodeEnvelope, type Envelope } from '../../src/domain/envelope.js';
+import { murmur2, toPositive } from '../../src/domain/murmur2.js';
 import type { BalanceStatus, OutputVersion } from '../../src/domain/output-version.js';
 import { decodeRecordKey } from '../../src/domain/record-key.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { isTextField } from '../../src/domain/text-rules.js';
 
 export interface OracleResult {
   /** Ordered by (partition, offset). */
@@ -32,8 +35,17 @@ interface Revision {
 
 type Balances = Map<string, { closing: number; status: BalanceStatus }>;
 
+/** A stock key's terms as domain.md §1 gives them. */
+interface Terms {
+  item: string;
+  location: string;
+  partition: number;
+  opening: number;
+  threshold: number;
+}
+
 interface KeyLedger {
-  config: StockKeyConfig;
+  config: Terms;
   authority: Map<string, Revision>;
   /** S(K) after the latest APPLIED decision. */
   balances: Balances;
@@ -64,12 +76,7 @@ export function runOracle(config: NamespaceConfig, records: readonly SourceRecor
       throw new Error(`oracle: two records at partition ${next.partition} offset ${next.offset}`);
     }
   }
-  const ledgers: KeyLedger[] = config.stock_keys.map((k) => ({
-    config: k,
-    authority: new Map(),
-    balances: new Map(),
-    versionCounts: new Map(),
-  }));
+  const ledgers = new Map<string, KeyLedger>();
   const decisions: Decision[] = [];
   const versions: OutputVersion[] = [];
   for (const record of ordered) {
@@ -87,9 +94,36 @@ export function runOracle(config: NamespaceConfig, records: readonly SourceRecor
   return { decisions, versions };
 }
 
+/**
+ * domain.md §1: version 1 and the table list every key with its partition; murmur2 lists
+ * overrides, takes the default rule for any other key whose strings follow §3, and routes by
+ * Kafka's default partitioner over the canonical key JSON.
+ */
+function termsOf(config: NamespaceConfig, item: string, location: string): Terms | undefined {
+  const listed = config.stock_keys.find((k) => k.item === item && k.location === location);
+  if (config.schema_version === 1 || config.partitioner === 'table') return listed as Terms | undefined;
+  const terms = listed ?? config.default_stock_key ?? undefined;
+  if (terms === undefined || !isTextField(item) || !isTextField(location)) return undefined;
+  const canonical = new TextEncoder().encode(canonicalJson({ location, item }));
+  const partition = toPositive(murmur2(canonical)) % config.partitions;
+  return { item, location, partition, opening: terms.opening, threshold: terms.threshold };
+}
+
+function ledgerOf(config: NamespaceConfig, ledgers: Map<string, KeyLedger>, item: string, location: string) {
+  const id = JSON.stringify([item, location]);
+  let ledger = ledgers.get(id);
+  if (ledger === undefined) {
+    const terms = termsOf(config, item, location);
+    if (terms === undefined) return undefined;
+    ledger = { config: terms, authority: new Map(), balances: new Map(), versionCounts: new Map() };
+    ledgers.set(id, ledger);
+  }
+  return ledger;
+}
+
 function judge(
   config: NamespaceConfig,
-  ledgers: KeyLedger[],
+  ledgers: Map<string, KeyLedger>,
   record: SourceRecord,
 ): { decision: Decision; created: OutputVersion[] } {
   const verdict = (outcome: Outcome, envelope: Envelope | null, detail: string) => ({
@@ -107,7 +141,8 @@ function judge(
     created: [] as OutputVersion[],
   });
 
-  const value = decodeEnvelope(record.value, config.schema_version);
+  // The envelope's own format version, 1 under either configuration version.
+  const value = decodeEnvelope(record.value, 1);
   if (value.outcome === 'MALFORMED') return verdict('MALFORMED', null, value.detail);
   if (value.outcome === 'SCHEMA') return verdict('SCHEMA', null, value.detail);
   const envelope = value.envelope;
@@ -117,7 +152,7 @@ function judge(
   if (key.item !== envelope.item || key.location !== envelope.location) {
     return verdict('KEY_MISMATCH', envelope, 'record key and envelope name different stock keys');
   }
-  const ledger = ledgers.find((l) => l.config.item === envelope.item && l.config.location === envelope.location);
+  const ledger = ledgerOf(config, ledgers, envelope.item, envelope.location);
   if (!ledger) return verdict('UNKNOWN_KEY', envelope, 'stock key not configured');
   if (ledger.config.partition !== record.partition)
     return verdict('ROUTING', envelope, 'record on the wrong partition');

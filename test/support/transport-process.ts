@@ -135,8 +135,8 @@ export interface BoundSource {
   manifest: Manifest;
 }
 
-/** source-create (two partitions, `configPath`) then output-create; both topics go into `topics`. */
-export async function createBoundSource(topics: Set<string>, configPath: string): Promise<BoundSource> {
+/** source-create (`partitions`, `configPath`) then output-create; both topics go into `topics`. */
+export async function createBoundSource(topics: Set<string>, configPath: string, partitions = 2): Promise<BoundSource> {
   const topic = testName();
   const namespace = testName();
   const outputTopic = `${topic}-out`;
@@ -149,6 +149,8 @@ export async function createBoundSource(topics: Set<string>, configPath: string)
     topic,
     '--config',
     configPath,
+    '--partitions',
+    String(partitions),
   ]);
   const manifestPath = scratchFile(`${topic}.manifest.json`, manifestText);
   topics.add(outputTopic);

@@ -10,14 +10,21 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type NamespaceConfig, parseConfigFile, parseNamespaceConfig } from '../../src/domain/config.js';
+import {
+  type NamespaceConfig,
+  type NamespaceConfigV1,
+  parseConfigFile,
+  parseNamespaceConfig,
+} from '../../src/domain/config.js';
 import { decodeEnvelope } from '../../src/domain/envelope.js';
 import { decodeRecordKey } from '../../src/domain/record-key.js';
 import { parseSimulationInput } from '../../src/domain/simulation-input.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
+import { type StockKeyTerms, stockKeyTerms } from '../../src/domain/stock-key-terms.js';
 import { decodeOracleKey, decodeOracleValue } from '../../src/verify/oracle-decoder.js';
 import { runFastOracle, withoutDetail } from '../support/fast-oracle-run.js';
 import { runOracle } from '../support/reference-oracle.js';
+import { anyKeyConfig } from './ledger-test-kit.js';
 import { fixture } from './worked-example-kit.js';
 
 const fcParameters = {
@@ -25,7 +32,7 @@ const fcParameters = {
   path: process.env.AMENDS_FC_PATH,
 };
 
-const config: NamespaceConfig = parseNamespaceConfig({
+const config = parseNamespaceConfig({
   namespace: 'fast-oracle-test',
   schema_version: 1,
   ledger_origin: '2026-03-01',
@@ -35,47 +42,54 @@ const config: NamespaceConfig = parseNamespaceConfig({
     { item: 'gadget', location: 'paris', partition: 1, opening: -3, threshold: 0 },
   ],
   source_incarnation: `kafka:${'c'.repeat(32)}`,
-});
+}) as NamespaceConfigV1;
+
+const anyKeys = ['widget', 'gadget', 'sprocket', 'item ✓'].flatMap((item) =>
+  ['berlin', 'paris'].map((location) => stockKeyTerms(anyKeyConfig, item, location) as StockKeyTerms),
+);
 
 const enc = new TextEncoder();
 const day = (n: number) => `2026-03-${String(n).padStart(2, '0')}`;
 
-/** A ledger of one key: transactions posted on days in any order, corrected, cancelled, re-posted. */
-const ledgerArb: fc.Arbitrary<SourceRecord[]> = fc
-  .array(
-    fc.record({
-      key: fc.constantFrom(...config.stock_keys),
-      txn: fc.integer({ min: 1, max: 25 }),
-      rev: fc.integer({ min: 1, max: 8 }),
-      cancel: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
-      day: fc.integer({ min: 1, max: 31 }),
-      qty: fc.oneof(fc.constant(0), fc.integer({ min: -60, max: 60 })),
-    }),
-    { maxLength: 200, size: 'max' },
-  )
-  .map((entries) => {
-    const next = [0, 0];
-    return entries.map((e) => {
-      const body = e.cancel ? {} : { day: day(e.day), qty: e.qty };
-      const envelope = {
-        schema: 1,
-        txn: `T${e.txn}`,
-        rev: e.rev,
-        op: e.cancel ? 'cancel' : 'post',
-        item: e.key.item,
-        location: e.key.location,
-        ...body,
-      };
-      const offset = next[e.key.partition] ?? 0;
-      next[e.key.partition] = offset + 1;
-      return {
-        partition: e.key.partition,
-        offset,
-        key: enc.encode(JSON.stringify({ item: e.key.item, location: e.key.location })),
-        value: enc.encode(JSON.stringify(envelope)),
-      };
+/** Ledgers of `keys`: transactions posted on days in any order, corrected, cancelled, re-posted. */
+const ledgerArb = (
+  keys: readonly { item: string; location: string; partition: number }[],
+): fc.Arbitrary<SourceRecord[]> =>
+  fc
+    .array(
+      fc.record({
+        key: fc.constantFrom(...keys),
+        txn: fc.integer({ min: 1, max: 25 }),
+        rev: fc.integer({ min: 1, max: 8 }),
+        cancel: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+        day: fc.integer({ min: 1, max: 31 }),
+        qty: fc.oneof(fc.constant(0), fc.integer({ min: -60, max: 60 })),
+      }),
+      { maxLength: 200, size: 'max' },
+    )
+    .map((entries) => {
+      const next = [0, 0, 0];
+      return entries.map((e) => {
+        const body = e.cancel ? {} : { day: day(e.day), qty: e.qty };
+        const envelope = {
+          schema: 1,
+          txn: `T${e.txn}`,
+          rev: e.rev,
+          op: e.cancel ? 'cancel' : 'post',
+          item: e.key.item,
+          location: e.key.location,
+          ...body,
+        };
+        const offset = next[e.key.partition] ?? 0;
+        next[e.key.partition] = offset + 1;
+        return {
+          partition: e.key.partition,
+          offset,
+          key: enc.encode(JSON.stringify({ item: e.key.item, location: e.key.location })),
+          value: enc.encode(JSON.stringify(envelope)),
+        };
+      });
     });
-  });
 
 function expectSameOracles(c: NamespaceConfig, records: readonly SourceRecord[]): void {
   const reference = runOracle(c, records);
@@ -101,8 +115,15 @@ describe('fast oracle = reference oracle', () => {
 
   it('on random ledgers with days in any order', () => {
     fc.assert(
-      fc.property(ledgerArb, (records) => expectSameOracles(config, records)),
+      fc.property(ledgerArb(config.stock_keys), (records) => expectSameOracles(config, records)),
       { numRuns: 300, ...fcParameters },
+    );
+  });
+
+  it("on random ledgers of keys never listed, under a default rule and Kafka's partitioner", () => {
+    fc.assert(
+      fc.property(ledgerArb(anyKeys), (records) => expectSameOracles(anyKeyConfig, records)),
+      { numRuns: 200, ...fcParameters },
     );
   });
 });

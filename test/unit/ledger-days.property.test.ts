@@ -71,12 +71,13 @@ describe('LedgerDays', () => {
     );
   });
 
-  it('knows the configured stock keys by their index', () => {
+  it("knows the oracle's stock keys by their number, with their terms", () => {
     const days = new LedgerDays(testConfig);
     const k = testConfig.stock_keys[1] as (typeof testConfig.stock_keys)[number];
-    const id = days.ofKey(1, '2026-03-02');
+    const id = days.ofKey(7, k.item, k.location, '2026-03-02');
     expect(days.of(k.item, k.location, '2026-03-02')).toBe(id);
-    expect(days.stockKey(id)).toBe(k);
+    expect(days.ofKey(7, 'ignored once known', '', '2026-03-02')).toBe(id);
+    expect(days.stockKey(id)).toEqual({ partition: k.partition, opening: k.opening, threshold: k.threshold });
     expect(days.stockKey(days.of('widget', 'nowhere', '2026-03-02'))).toBeUndefined();
   });
 });

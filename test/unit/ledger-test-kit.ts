@@ -2,7 +2,7 @@
  * Shared builders for the domain tests: a test configuration, byte helpers, envelope and
  * key texts, and a runner that collects the incremental engine's results in export order.
  */
-import { type NamespaceConfig, parseNamespaceConfig } from '../../src/domain/config.js';
+import { type NamespaceConfig, type NamespaceConfigV1, parseNamespaceConfig } from '../../src/domain/config.js';
 import { decideBatch } from '../../src/domain/decide.js';
 import type { Decision } from '../../src/domain/decision.js';
 import { sortDecisions, sortOutputVersions } from '../../src/domain/export-lines.js';
@@ -13,7 +13,7 @@ import type { SourceRecord } from '../../src/domain/source-record.js';
 export const astralItem = '😀'.repeat(64);
 
 /** widget@berlin on partition 0 (the fixtures' key), gadget@paris on 1, a 64-emoji item on 0. */
-export const testConfig: NamespaceConfig = parseNamespaceConfig({
+export const testConfig = parseNamespaceConfig({
   namespace: 'domain-test',
   schema_version: 1,
   ledger_origin: '2026-03-01',
@@ -23,6 +23,21 @@ export const testConfig: NamespaceConfig = parseNamespaceConfig({
     { item: 'gadget', location: 'paris', partition: 1, opening: 0, threshold: 5 },
     { item: astralItem, location: 'lager', partition: 0, opening: -10, threshold: 0 },
   ],
+  source_incarnation: `kafka:${'0f3c'.repeat(8)}`,
+}) as NamespaceConfigV1;
+
+/**
+ * Version 2: Kafka's murmur2 partitioner on 3 partitions, widget@berlin listed as an override,
+ * a default rule for every other key.
+ */
+export const anyKeyConfig: NamespaceConfig = parseNamespaceConfig({
+  namespace: 'v2-test',
+  schema_version: 2,
+  ledger_origin: '2026-03-01',
+  partitions: 3,
+  partitioner: 'murmur2',
+  default_stock_key: { opening: 0, threshold: 5 },
+  stock_keys: [{ item: 'widget', location: 'berlin', opening: 100, threshold: 20 }],
   source_incarnation: `kafka:${'0f3c'.repeat(8)}`,
 });
 

@@ -5,6 +5,7 @@ import { testConfig } from './ledger-test-kit.js';
 
 const config = testConfig;
 const days = ['2026-03-02', '2026-03-03', '2026-03-09'];
+const widget = { key: 0, item: 'widget', location: 'berlin' };
 
 const version = fc.record({
   key: fc.integer({ min: 0, max: 2 }),
@@ -26,7 +27,15 @@ describe('VersionLedger', () => {
           const id = `${generated.key} ${generated.day}`;
           const last = model.get(id)?.at(-1)?.causeOffset ?? -1;
           offset = generated.sameRecord && offset > last ? offset : offset + 1;
-          const v = { key: generated.key, day: generated.day, closing: generated.closing, causeOffset: offset };
+          const { item, location } = config.stock_keys[generated.key] as (typeof config.stock_keys)[number];
+          const v = {
+            key: generated.key,
+            item,
+            location,
+            day: generated.day,
+            closing: generated.closing,
+            causeOffset: offset,
+          };
           const made = [...(model.get(id) ?? []), v];
           model.set(id, made);
           ledger.add({ ...v, version: made.length });
@@ -55,16 +64,16 @@ describe('VersionLedger', () => {
 
   it('keeps days it never made (without versions) and takes no version once sealed', () => {
     const ledger = new VersionLedger(config);
-    expect(() => ledger.add({ key: 0, day: '2026-03-02', version: 2, closing: 3, causeOffset: 7 })).toThrow(
+    expect(() => ledger.add({ ...widget, day: '2026-03-02', version: 2, closing: 3, causeOffset: 7 })).toThrow(
       'verify: version 2 of 2026-03-02 after 0',
     );
-    ledger.add({ key: 0, day: '2026-03-02', version: 1, closing: 3, causeOffset: 7 });
+    ledger.add({ ...widget, day: '2026-03-02', version: 1, closing: 3, causeOffset: 7 });
     ledger.seal();
     const stray = ledger.dayOf('widget', 'berlin', '2026-04-01');
     expect([ledger.days.count.get(stray), ledger.version(stray, 1), ledger.flags(stray, 1)]).toEqual([0, undefined, 0]);
     expect(ledger.findDay('widget', 'berlin', '2026-04-01')).toBe(stray);
     expect(ledger.findDay('widget', 'berlin', '2026-04-02')).toBeUndefined();
-    expect(() => ledger.add({ key: 0, day: '2026-03-02', version: 2, closing: 4, causeOffset: 8 })).toThrow(
+    expect(() => ledger.add({ ...widget, day: '2026-03-02', version: 2, closing: 4, causeOffset: 8 })).toThrow(
       'verify: a version added after the ledger was sealed',
     );
   });

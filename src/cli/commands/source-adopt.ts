@@ -24,13 +24,7 @@ import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
-import {
-  configFileFor,
-  defaultConfigText,
-  readConfigFlag,
-  sourceManifest,
-  sourceTopicFlag,
-} from '../source-manifest.js';
+import { configFileFor, configFlagHelp, readConfigFlag, sourceManifest, sourceTopicFlag } from '../source-manifest.js';
 
 export const sourceAdoptCommand = defineCommand({
   name: 'source-adopt',
@@ -58,8 +52,7 @@ export const sourceAdoptCommand = defineCommand({
   Flags
     --namespace NS            namespace name, [a-z0-9][a-z0-9-]{0,62} (required)
     --topic T                 the existing source topic to adopt (required)
-    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
-                              (default: ${defaultConfigText})
+${configFlagHelp}
 ${kafkaFlagsHelp(26)}
 
   Example

@@ -29,13 +29,7 @@ import { refuseArguments } from '../flag-check.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { namespaceFlag } from '../namespace-flag.js';
 import { replicationFlags, topicReplicationFrom } from '../replication-flags.js';
-import {
-  configFileFor,
-  defaultConfigText,
-  readConfigFlag,
-  sourceManifest,
-  sourceTopicFlag,
-} from '../source-manifest.js';
+import { configFileFor, configFlagHelp, readConfigFlag, sourceManifest, sourceTopicFlag } from '../source-manifest.js';
 
 /** The source topic's settings (re-exported for tests that make topics like source-create's). */
 export const sourceTopicConfig = safeTopicConfig;
@@ -65,8 +59,7 @@ export const sourceCreateCommand = defineCommand({
                               3 on the 3-broker cluster, npm run up -- --brokers 3)
     --min-insync-replicas N   the topic's min.insync.replicas, 1..RF (default min(2, RF-1),
                               at least 1: 2 with RF 3); with RF 1 and no flag the broker's default
-    --config FILE             JSON {ledger_origin, stock_keys, schema_version?}
-                              (default: ${defaultConfigText})
+${configFlagHelp}
 ${kafkaFlagsHelp(26)}
 
   Example

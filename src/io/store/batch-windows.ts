@@ -5,10 +5,11 @@
  * what it gives. No I/O: the store (postgres-state.ts) reads and writes, this shapes and decides.
  */
 
-import { type StockKeyConfig, stockKeyId } from '../../domain/config.js';
+import { stockKeyId } from '../../domain/config.js';
 import { type DecideResult, decideWithKeyState, type Screened } from '../../domain/decide.js';
 import { type DayRow, dayRowChanges, earliestTouchedDay, type KeyNeeds, windowState } from '../../domain/key-window.js';
 import type { AuthorityEntry, DayOutput, KeyState } from '../../domain/ledger-state.js';
+import type { StockKeyTerms } from '../../domain/stock-key-terms.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../../kernel/safe-integer.js';
@@ -19,7 +20,7 @@ import type { KeyAfterCommit, WindowCache } from './window-cache.js';
 
 /** A key's window as read, and the state the batch is decided on. */
 export interface KeyWindow {
-  stockKey: StockKeyConfig;
+  stockKey: StockKeyTerms;
   /** Every stored day from here on is in `before`; undefined: none is (the batch touches none). */
   start: string | undefined;
   /** The day rows it was made of, and where each day's latest version came from (read only). */

@@ -16,9 +16,10 @@
  * too: the output topic is the relay's alone.
  */
 
-import { type NamespaceConfig, stockKeyId, stockKeyIndex } from '../../domain/config.js';
+import type { NamespaceConfig } from '../../domain/config.js';
 import { outputEnvelopeSchema, outputRecordKey } from '../../domain/export-lines.js';
 import type { BalanceStatus, OutputVersion } from '../../domain/output-version.js';
+import { stockKeyTerms } from '../../domain/stock-key-terms.js';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
@@ -79,7 +80,7 @@ export function decodeOutputRecord(
   if (record.key === null || record.key.toString('utf8') !== outputRecordKey(version)) {
     return { invalid: 'the key does not match the value' };
   }
-  const stockKey = stockKeyIndex(config).get(stockKeyId(version.item, version.location));
+  const stockKey = stockKeyTerms(config, version.item, version.location);
   if (!stockKey) return { invalid: `unknown stock key ${version.item}@${version.location}` };
   if (stockKey.partition !== record.partition) {
     return { invalid: `stock key ${version.item}@${version.location} maps to partition ${stockKey.partition}` };
