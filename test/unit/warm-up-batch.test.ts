@@ -32,4 +32,17 @@ describe('the store warm-up batch', () => {
     expect(warmUpBatch(config, 3)).toHaveLength(3);
     expect(warmUpBatch({ ...config, stock_keys: [] }, 10)).toEqual([]);
   });
+
+  it('under a default rule with no key listed, warms on a key of its own that the rule accepts', () => {
+    const anyKey = parseNamespaceConfig({
+      ...config,
+      schema_version: 2,
+      partitioner: 'murmur2',
+      default_stock_key: { opening: 0, threshold: 0 },
+      stock_keys: [],
+    });
+    const results = decideBatch(warmUpBatch(anyKey, 50), anyKey, new Map());
+    const outcomes = new Set(results.map((r) => r.decision.outcome));
+    expect(outcomes).toEqual(new Set(['APPLIED', 'DUPLICATE', 'SCHEMA']));
+  });
 });

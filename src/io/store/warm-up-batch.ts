@@ -13,7 +13,7 @@ import { addDays } from '../../domain/calendar-day.js';
 import { canonicalJson } from '../../domain/canonical-json.js';
 import type { NamespaceConfig } from '../../domain/config.js';
 import type { SourceRecord } from '../../domain/source-record.js';
-import { listedStockKeys } from '../../domain/stock-key-terms.js';
+import { listedStockKeys, stockKeyTerms } from '../../domain/stock-key-terms.js';
 
 /** Records of the warm-up batch: the largest batch of the scale run's best size. */
 export const warmUpRecordsMax = 500;
@@ -34,8 +34,10 @@ const utf8 = new TextEncoder();
 
 /** Up to `records` synthetic source records of the first listed stock key, offsets 0, 1, … */
 export function warmUpBatch(config: NamespaceConfig, records: number): SourceRecord[] {
-  // A listed key: a namespace with only a default rule lists none, and then warms nothing.
-  const key = listedStockKeys(config)[0];
+  // A listed key, or under a default rule a key of its own that no ledger needs to hold: the
+  // warm-up writes nothing (warm-up.ts), it only has to reach the engine. A table with no key
+  // listed warms nothing.
+  const key = listedStockKeys(config)[0] ?? stockKeyTerms(config, 'amends-warm-up', 'amends-warm-up');
   if (key === undefined) return [];
   const n = Math.min(Math.max(records, 0), warmUpRecordsMax);
   const keyBytes = utf8.encode(canonicalJson({ item: key.item, location: key.location }));
