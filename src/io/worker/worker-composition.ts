@@ -109,6 +109,9 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
   if (observer === undefined) return 0;
   host.onClose(() => observer.close());
   const current: { runtime?: WorkerRuntime; consumer?: KafkaSourceConsumer } = {};
+  // One closer for whichever consumer is current (a replaced one was closed by its group), so
+  // rejoins add nothing; registered before the dashboard opens, so the dashboard closes first.
+  host.onClose(async () => current.consumer?.close(AbortSignal.timeout(sourceConsumerCloseBudgetMs)));
   const ports = wrapFixedPorts(options, store, observer, current);
   const dashboard = options.openDashboard?.();
   const inspect = inspector(options, dashboard);
@@ -225,7 +228,7 @@ function openObserver({ manifest, brokers, workerId }: WorkerOptions): Promise<K
 
 /** The group consumer; its rebalance callbacks reach the runtime once it exists. */
 function newConsumer(options: WorkerOptions, holder: { runtime?: WorkerRuntime }): KafkaSourceConsumer {
-  const { host, manifest, brokers, workerId, instanceId, sessionTimeoutMs, log, metrics } = options;
+  const { manifest, brokers, workerId, instanceId, sessionTimeoutMs, log, metrics } = options;
   const namespace = manifest.config.namespace;
   const consumer = new KafkaSourceConsumer({
     brokers,
@@ -245,7 +248,6 @@ function newConsumer(options: WorkerOptions, holder: { runtime?: WorkerRuntime }
       if (!ok) log.write('group_offset_commit_failed', { namespace, detail }, 'warn');
     },
   });
-  host.onClose(() => consumer.close(AbortSignal.timeout(sourceConsumerCloseBudgetMs)));
   return consumer;
 }
 
