@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest } from '../../src/domain/config.js';
 import { manifestText } from '../../src/domain/manifest-text.js';
 import { KafkaSourceObserver } from '../../src/io/kafka/kafka-source-observer.js';
+import { sourceObservationBudgetMs } from '../../src/io/kafka/kafka-timeouts.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { rawTopicMetadata } from '../support/kafka-raw-metadata.js';
@@ -107,7 +108,7 @@ describe('amendsctl source-adopt', () => {
       partitions: manifest.config.partitions,
     });
     try {
-      const observation = await observer.observe([0, 1, 2], AbortSignal.timeout(10_000));
+      const observation = await observer.observe([0, 1, 2], AbortSignal.timeout(sourceObservationBudgetMs));
       expect(observation.valid, JSON.stringify(observation)).toBe(true);
     } finally {
       await observer.close();

@@ -127,6 +127,46 @@ export async function readPartition(topic: string, partition: number, count: num
   }
 }
 
+/**
+ * Joins consumer group `groupId` on `topic` as static member `instanceId` until the group
+ * assigns it partitions, then disconnects (a static member's close does not leave the group).
+ * A live member with the same instance id is fenced by the broker (FENCED_INSTANCE_ID).
+ * Returns whether the group assigned it within the budget.
+ */
+export async function joinAsStaticMember(groupId: string, instanceId: string, topic: string): Promise<boolean> {
+  let assigned = false;
+  const consumer = new RdKafka.KafkaConsumer(
+    {
+      'bootstrap.servers': testBrokers,
+      'group.id': groupId,
+      'group.instance.id': instanceId,
+      'enable.auto.commit': false,
+      'partition.assignment.strategy': 'range',
+      rebalance_cb: function (
+        this: RdKafka.KafkaConsumer,
+        error: RdKafka.LibrdKafkaError,
+        partitions: RdKafka.Assignment[],
+      ) {
+        if (error.code === RdKafka.CODES.ERRORS.ERR__ASSIGN_PARTITIONS) {
+          this.assign(partitions);
+          assigned = true;
+        } else this.unassign();
+      },
+    },
+    { 'auto.offset.reset': 'latest' },
+  );
+  await call((done) => consumer.connect({ timeout: timeoutMs }, done));
+  try {
+    consumer.subscribe([topic]);
+    const deadline = Date.now() + timeoutMs;
+    // The join happens inside consume(); its answer (records or none) does not matter here.
+    while (!assigned && Date.now() < deadline) await call((done) => consumer.consume(1, done)).catch(() => {});
+    return assigned;
+  } finally {
+    await call((done) => consumer.disconnect(done)).catch(() => {});
+  }
+}
+
 /** A consumer group as the broker describes it (state, members), via kafkajs' DescribeGroups. */
 export async function describeTestGroup(groupId: string): Promise<kafkajs.GroupDescription | undefined> {
   const kafka = new kafkajs.Kafka({
