@@ -12,6 +12,7 @@ import type {
   GroupFailure,
   GroupInput,
   GroupOutput,
+  Outage,
   PartitionEndedEvent,
   PartitionEntry,
 } from './group-types.js';
@@ -87,6 +88,15 @@ function invalidDetail(observation: SourceObservation): string {
   return observation.valid
     ? 'frontier_beyond_end: no invalidity reported'
     : `${observation.reason}: ${observation.detail}`;
+}
+
+/** What ended the outage's tolerance, as the failure's detail goes on (nothing with budget 0: exit at once). */
+function whySpent(context: GroupContext, outage: Outage): string {
+  if (context.outageBudgetMs === 0) return '';
+  if (context.rides >= context.ridesMax && !outage.overdue) {
+    return `; ${context.rides} outages in a row without a committed decision`;
+  }
+  return `; outage budget of ${secondsText(context.outageBudgetMs)} spent`;
 }
 
 function notProvided(name: string): never {
@@ -249,13 +259,7 @@ export const groupSetup = setup({
       failure: ({ context }) => {
         const outage = context.outage;
         if (context.failure !== null || outage === null) return context.failure;
-        const spent =
-          context.outageBudgetMs === 0
-            ? ''
-            : context.rides >= context.ridesMax && outage.overdue !== true
-              ? `; ${context.rides} outages in a row without a committed decision`
-              : `; outage budget of ${secondsText(context.outageBudgetMs)} spent`;
-        return { ...outage.failure, detail: `${outage.failure.detail}${spent}` };
+        return { ...outage.failure, detail: `${outage.failure.detail}${whySpent(context, outage)}` };
       },
     }),
     resetProbes: assign({ probes: 0 }),

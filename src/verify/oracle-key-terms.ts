@@ -27,11 +27,10 @@ export class OracleKeyRules {
   private readonly hashed: boolean;
 
   constructor(private readonly config: NamespaceConfig) {
-    this.hashed = config.schema_version === 2 && config.partitioner === 'murmur2';
-    this.fallback =
-      config.schema_version === 2 && config.partitioner === 'murmur2'
-        ? (config.default_stock_key ?? undefined)
-        : undefined;
+    // Only murmur2 can place a key nobody listed, so only it carries a default rule.
+    const murmur = config.schema_version === 2 && config.partitioner === 'murmur2' ? config : undefined;
+    this.hashed = murmur !== undefined;
+    this.fallback = murmur?.default_stock_key ?? undefined;
     for (const k of config.stock_keys) {
       const partition = 'partition' in k ? k.partition : this.kafkaPartition(k.item, k.location);
       this.listed.set(k.item, k.location, { partition, opening: k.opening, threshold: k.threshold });
