@@ -13,6 +13,7 @@ const loaders: Readonly<Record<string, () => Promise<Command>>> = {
   'source-load': async () => (await import('./commands/source-load.js')).sourceLoadCommand as Command,
   'output-create': async () => (await import('./commands/output-create.js')).outputCreateCommand as Command,
   'rebuild-create': async () => (await import('./commands/rebuild-create.js')).rebuildCreateCommand as Command,
+  'config-revise': async () => (await import('./commands/config-revise.js')).configReviseCommand as Command,
   'manifest-recover': async () => (await import('./commands/manifest-recover.js')).manifestRecoverCommand as Command,
   simulate: async () => (await import('./commands/simulate.js')).simulateCommand as Command,
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand as Command,

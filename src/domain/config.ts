@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
+import { type ConfigRevision, parseRevisions } from './config-revision.js';
 import {
   checkInteger,
   checkMembers,
@@ -79,7 +80,10 @@ export type NamespaceConfig = NamespaceConfigV1 | NamespaceConfigV2;
 
 export interface Manifest {
   source_topic: string;
+  /** Revision 1: the configuration the namespace was registered with. */
   config: NamespaceConfig;
+  /** Revisions 2… as `config-revise` or `manifest-recover` printed them; absent: none known. */
+  revisions?: ConfigRevision[];
 }
 
 type WithoutBase<C> = C extends unknown ? Omit<C, 'namespace' | 'partitions' | 'source_incarnation'> : never;
@@ -158,13 +162,15 @@ export function parseConfigFile(value: unknown, partitions: number, what = 'conf
 export function parseManifest(value: unknown, what = 'manifest'): Manifest {
   if (!isPlainObject(value)) report(['must be a JSON object'], what);
   const problems: Problems = [];
-  checkMembers(value, ['source_topic', 'config'], '', problems);
+  checkMembers(value, ['source_topic', 'config', 'revisions'], '', problems);
   if (typeof value.source_topic !== 'string' || !validTopicName(value.source_topic)) {
     problems.push('source_topic must be a legal Kafka topic name');
   }
   if (problems.length > 0) report(problems, what);
   const config = parseNamespaceConfig(value.config, `${what}: config`);
-  return { source_topic: value.source_topic as string, config };
+  const manifest: Manifest = { source_topic: value.source_topic as string, config };
+  if (value.revisions !== undefined) manifest.revisions = parseRevisions(value.revisions, config, `${what}: revisions`);
+  return manifest;
 }
 
 /** Lowercase hex SHA-256 of the UTF-8 canonical JSON of the configuration (docs/design.md#configuration). */

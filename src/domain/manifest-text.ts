@@ -9,28 +9,38 @@
 import type { Manifest, NamespaceConfig } from './config.js';
 
 export function manifestText(manifest: Manifest): string {
-  const { config } = manifest;
   const ordered = {
     source_topic: manifest.source_topic,
-    config: {
-      namespace: config.namespace,
-      schema_version: config.schema_version,
-      ledger_origin: config.ledger_origin,
-      partitions: config.partitions,
-      // Version 2's members; undefined leaves a member out, so a version 1 manifest prints as before.
-      partitioner: config.schema_version === 2 ? config.partitioner : undefined,
-      default_stock_key: defaultRuleOf(config),
-      stock_keys: config.stock_keys.map((key) => ({
-        item: key.item,
-        location: key.location,
-        partition: 'partition' in key ? key.partition : undefined,
-        opening: key.opening,
-        threshold: key.threshold,
-      })),
-      source_incarnation: config.source_incarnation,
-    },
+    config: orderedConfig(manifest.config),
+    // Revisions 2… (config-revise); undefined leaves the member out, so an unrevised manifest prints as before.
+    revisions: manifest.revisions?.map((r) => ({
+      revision: r.revision,
+      from: r.from,
+      config: orderedConfig(r.config),
+      digest: r.digest,
+    })),
   };
   return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+function orderedConfig(config: NamespaceConfig) {
+  return {
+    namespace: config.namespace,
+    schema_version: config.schema_version,
+    ledger_origin: config.ledger_origin,
+    partitions: config.partitions,
+    // Version 2's members; undefined leaves a member out, so a version 1 manifest prints as before.
+    partitioner: config.schema_version === 2 ? config.partitioner : undefined,
+    default_stock_key: defaultRuleOf(config),
+    stock_keys: config.stock_keys.map((key) => ({
+      item: key.item,
+      location: key.location,
+      partition: 'partition' in key ? key.partition : undefined,
+      opening: key.opening,
+      threshold: key.threshold,
+    })),
+    source_incarnation: config.source_incarnation,
+  };
 }
 
 /** The default rule as written: absent stays absent and null stays null (the digest sees what is written). */

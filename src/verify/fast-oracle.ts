@@ -14,6 +14,7 @@
  * test/support/reference-oracle.ts (the old, obvious, quadratic one) must agree with it.
  */
 import type { NamespaceConfig } from '../domain/config.js';
+import type { ConfigRevision } from '../domain/config-revision.js';
 import type { SourceRecord } from '../domain/source-record.js';
 import { dayCode, dayText } from './day-code.js';
 import { KeyDays } from './key-days.js';
@@ -78,7 +79,10 @@ interface Revision {
 }
 
 interface KeyState {
+  /** The terms of the revision in force at the key's latest record. */
   terms: OracleKeyTerms;
+  /** Whether the key has had an APPLIED record: its terms may never change again. */
+  decided: boolean;
   index: number;
   item: string;
   location: string;
@@ -90,7 +94,8 @@ export class FastOracle {
   /** The stock keys met so far (a default rule makes any valid key one: they are found as they come). */
   private readonly keys = new PairMap<KeyState>();
   private keyCount = 0;
-  private readonly rules: OracleKeyRules;
+  /** The rules of each revision, revision 1's first, with where on each partition it starts. */
+  private readonly rules: { from: readonly number[]; rules: OracleKeyRules }[];
   /**
    * Per partition: a key's records all lie on its partition (others are ROUTING before any
    * authority is looked up), so a partition's authority is cleared once it is judged whole and
@@ -101,8 +106,13 @@ export class FastOracle {
   private readonly spare: TxnAuthority[] = [];
   private readonly judgedWhole = new Set<number>();
 
-  constructor(private readonly config: NamespaceConfig) {
-    this.rules = new OracleKeyRules(config);
+  /** `revisions`: the namespace's revisions after `config`, revision 1 (docs/design.md#configuration-revisions). */
+  constructor(
+    private readonly config: NamespaceConfig,
+    revisions: readonly ConfigRevision[] = [],
+  ) {
+    const first = { from: new Array<number>(config.partitions).fill(0), rules: new OracleKeyRules(config) };
+    this.rules = [first, ...revisions.map((r) => ({ from: r.from, rules: new OracleKeyRules(r.config) }))];
   }
 
   /**
@@ -118,7 +128,7 @@ export class FastOracle {
     const verdict = (outcome: OracleOutcome) => decisionOf(record, outcome, envelope);
     const key = decodeOracleKey(record.key);
     if (!key.valid || key.item !== envelope.item || key.location !== envelope.location) return verdict('KEY_MISMATCH');
-    const state = this.stockKey(envelope.item, envelope.location);
+    const state = this.stockKey(envelope.item, envelope.location, this.rulesAt(record.partition, record.offset));
     if (!state) return verdict('UNKNOWN_KEY');
     if (state.terms.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
@@ -136,6 +146,7 @@ export class FastOracle {
       }
     }
     authority.set(entry, envelope.rev, envelope.day, envelope.qty ?? 0);
+    state.decided = true;
     this.apply(state, envelope, known, record.offset, onVersion);
     return verdict('APPLIED');
   }
@@ -156,13 +167,31 @@ export class FastOracle {
     this.judgedWhole.add(partition);
   }
 
-  private stockKey(item: string, location: string): KeyState | undefined {
+  /** The rules of the revision in force at (partition, offset): the newest that starts at or before it. */
+  private rulesAt(partition: number, offset: number): OracleKeyRules {
+    for (let i = this.rules.length - 1; i > 0; i--) {
+      const revision = this.rules[i] as { from: readonly number[]; rules: OracleKeyRules };
+      if ((revision.from[partition] as number) <= offset) return revision.rules;
+    }
+    return (this.rules[0] as { rules: OracleKeyRules }).rules;
+  }
+
+  /**
+   * The key's state under `rules`, or undefined when they make it no stock key. A key nothing
+   * was applied to takes each revision's terms as they come; a decided key's terms are part of
+   * every closing published, so a revision that changes them is a broken chain.
+   */
+  private stockKey(item: string, location: string, rules: OracleKeyRules): KeyState | undefined {
+    const terms = rules.of(item, location);
+    if (terms === undefined) return undefined;
     let state = this.keys.get(item, location);
     if (state === undefined) {
-      const terms = this.rules.of(item, location);
-      if (terms === undefined) return undefined;
-      state = { terms, index: this.keyCount++, item, location, days: undefined };
+      state = { terms, decided: false, index: this.keyCount++, item, location, days: undefined };
       this.keys.set(item, location, state);
+    } else if (!sameTerms(state.terms, terms)) {
+      if (state.decided)
+        throw new Error(`verify: a revision changes the terms of ${item}@${location}, which has decisions`);
+      state.terms = terms;
     }
     return state;
   }
@@ -238,4 +267,8 @@ function decisionOf(
     rev: envelope ? envelope.rev : null,
     quarantined: quarantinedOutcomes.has(outcome),
   };
+}
+
+function sameTerms(a: OracleKeyTerms, b: OracleKeyTerms): boolean {
+  return a.partition === b.partition && a.opening === b.opening && a.threshold === b.threshold;
 }

@@ -28,6 +28,7 @@
  */
 import { compareCodePoints } from '../domain/canonical-json.js';
 import type { NamespaceConfig } from '../domain/config.js';
+import type { ConfigRevision } from '../domain/config-revision.js';
 import type { Decision } from '../domain/decision.js';
 import type { OutputVersion } from '../domain/output-version.js';
 import type { SourceRecord } from '../domain/source-record.js';
@@ -54,7 +55,10 @@ import { type LedgerDay, publishedInOutbox, seenInOutbox, seenInStore, VersionLe
 export type { OutputTopicRecord } from './compared-fields.js';
 
 export interface VerifyBounds {
+  /** Revision 1. */
   config: NamespaceConfig;
+  /** Revisions 2… (docs/design.md#configuration-revisions); absent: none. */
+  revisions?: readonly ConfigRevision[];
   /** The bound: each source partition's read-committed end. */
   ends: ReadonlyMap<number, number>;
   /** The database's frontier per partition (absent: never claimed, 0). */
@@ -107,8 +111,10 @@ export class VerifyComparison {
   };
 
   constructor(private readonly bounds: VerifyBounds) {
-    this.oracle = new FastOracle(bounds.config);
-    this.ledger = new VersionLedger(bounds.config);
+    const revisions = bounds.revisions ?? [];
+    this.oracle = new FastOracle(bounds.config, revisions);
+    // A key's terms never change once it has versions, so the newest revision has every versioned key's.
+    this.ledger = new VersionLedger(revisions[revisions.length - 1]?.config ?? bounds.config);
     this.transport = new TransportJudge(this.ledger, this.differences);
   }
 

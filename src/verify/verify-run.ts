@@ -31,6 +31,7 @@ import { namespaceId, registerNamespace } from '../io/store/namespace-registry.j
 import { withPooledClient } from '../io/store/pooled-client.js';
 import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/store/producer-guard.js';
+import { readRevisions } from '../io/store/revision-registry.js';
 import { checkLiveBinding, readBinding } from '../io/transport/output-binding.js';
 import { readViewPartitions, readViewRows } from '../io/transport/view-queries.js';
 import { operationalError } from '../kernel/amends-error.js';
@@ -161,6 +162,7 @@ async function compareAll(
   const nsId = await namespaceId(client, namespace);
   const comparison = new VerifyComparison({
     config: manifest.config,
+    revisions: await readRevisions(client, manifest.config),
     ends: run.ends,
     frontiers: await readFrontiers(client, namespace),
     bound: run.outputTopic !== undefined,

@@ -40,7 +40,8 @@ export const inspectCommand = defineCommand({
   summary: 'show partitions, counts, outbox, view, workers and recent decisions of a namespace',
   help: `inspect --manifest M [--json] [--recent N]
 
-  Shows, per partition: epoch, frontier, the broker's read-committed end and the lag, and
+  Shows, per partition: epoch, frontier, the configuration revision in force from the
+  frontier on (config-revise), the broker's read-committed end and the lag, and
   the last committed work (offsets, outcomes, time, epoch). Per namespace: decisions by
   outcome, output versions and retractions, quarantine, outbox, the view's frontier, end
   and lag per output partition (when bound), the processes seen with
@@ -151,6 +152,8 @@ export function inspectionDocument(
       partition,
       epoch: row?.epoch ?? 0,
       frontier,
+      // A partition nobody claimed or revised decides its first record under revision 1.
+      config_revision: row?.config_revision ?? 1,
       end,
       lag: end === null ? null : Math.max(0, end - frontier),
       owner: row?.owner ?? null,
@@ -240,11 +243,12 @@ function renderInspection(d: InspectionDocument): string {
 
 function partitionsTable(partitions: InspectionDocument['partitions']): string {
   return table(
-    ['partition', 'epoch', 'frontier', 'end', 'lag', 'owner', 'last work'],
+    ['partition', 'epoch', 'frontier', 'revision', 'end', 'lag', 'owner', 'last work'],
     partitions.map((p) => [
       String(p.partition),
       String(p.epoch),
       String(p.frontier),
+      String(p.config_revision),
       p.end === null ? '-' : String(p.end),
       p.lag === null ? '-' : String(p.lag),
       p.owner ?? '-',

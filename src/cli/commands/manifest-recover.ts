@@ -9,12 +9,14 @@
  * holds another history: a manifest for it would be a lie). Only then is it printed.
  */
 
+import type { ConfigRevision } from '../../domain/config-revision.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
 import { type RegisteredNamespace, readNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
-import { invalidInput } from '../../kernel/amends-error.js';
+import { readRevisions } from '../../io/store/revision-registry.js';
+import { AmendsError, invalidInput } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
@@ -53,7 +55,8 @@ ${kafkaFlagsHelp(18)}
         `namespace ${namespace} is not registered in the database at ${databaseTarget(databaseUrl)}: nothing to recover (a namespace is registered by the first worker, source-load, output-create, inspect or export that uses it)`,
       );
     }
-    const manifest = manifestFromStored(stored);
+    const manifest = manifestFromStored(stored.namespace);
+    if (stored.revisions.length > 0) manifest.revisions = stored.revisions;
     await checkLiveSourceTopic(brokers, `amendsctl-manifest-recover-${process.pid}`, {
       topic: manifest.source_topic,
       incarnation: manifest.config.source_incarnation,
@@ -66,13 +69,24 @@ ${kafkaFlagsHelp(18)}
   },
 });
 
-async function readRegistered(databaseUrl: string, namespace: string): Promise<RegisteredNamespace | undefined> {
+/** The registry row and the configuration revisions after the first (checked as a chain). */
+async function readRegistered(
+  databaseUrl: string,
+  namespace: string,
+): Promise<{ namespace: RegisteredNamespace; revisions: ConfigRevision[] } | undefined> {
   // It only reads: no migration, read-only sessions (as inspect, export and tui).
   const db = await Database.openReadOnly(databaseUrl, `amendsctl manifest-recover pid ${process.pid}`);
   try {
-    return await readNamespace(db.pool, namespace).catch((error: unknown) => {
+    const row = await readNamespace(db.pool, namespace).catch((error: unknown) => {
       throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
     });
+    if (row === undefined) return undefined;
+    const base = manifestFromStored(row).config;
+    const revisions = await readRevisions(db.pool, base).catch((error: unknown) => {
+      if (error instanceof AmendsError) throw error;
+      throw describeDatabaseError(error, databaseUrl, `reading the configuration revisions of namespace ${namespace}`);
+    });
+    return { namespace: row, revisions };
   } finally {
     await db.close();
   }

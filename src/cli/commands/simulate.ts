@@ -3,7 +3,8 @@
  * Runs the worker's incremental engine over the file's records and prints all decision
  * lines, then all output lines, in export's canonical order and format.
  */
-import { decideBatch } from '../../domain/decide.js';
+import { configAt, latestConfig, type RevisionChain } from '../../domain/config-revision.js';
+import { decide } from '../../domain/decide.js';
 import type { Decision } from '../../domain/decision.js';
 import { decisionLine, outputLine, sortDecisions, sortOutputVersions } from '../../domain/export-lines.js';
 import type { LedgerState } from '../../domain/ledger-state.js';
@@ -18,13 +19,15 @@ export const simulateCommand = defineCommand({
   help: `simulate --manifest M --file F
 
   Decides every record of F with the namespace configuration of manifest M, exactly as
-  the worker would, and prints JSON Lines: every decision ordered by (partition, offset),
-  then every output version ordered by (item, location, day, version). The lines are
+  the worker would (when M carries revisions, as config-revise and manifest-recover print
+  it, each record under the revision in force at its offset), and prints JSON Lines:
+  every decision ordered by (partition, offset), then every output version ordered by
+  (item, location, day, version). The lines are
   byte for byte what \`amendsctl export --what decisions\` and \`--what outputs\` print.
 
   F holds one record per line, in either form (they may be mixed):
     fixture line  {"key":{"item":…,"location":…},"value":{…envelope…}}
-                  encoded as source-load publishes it, routed by the manifest's mapping,
+                  encoded as source-load publishes it, routed by the newest revision,
                   offsets counted per partition from 0 (after any earlier record there)
     raw record    {"partition":P,"offset":O,"key_b64":"…"|null,"value_b64":"…"|null}
                   exact bytes as standard base64; offsets must increase per partition
@@ -42,11 +45,13 @@ export const simulateCommand = defineCommand({
   },
   async run(cli, io) {
     const manifest = await readManifestFile(cli.flags.manifest);
-    const records = parseSimulationInput(await readInputText(cli.flags.file, 'file'), manifest.config);
+    const chain: RevisionChain = { base: manifest.config, revisions: manifest.revisions ?? [] };
+    const records = parseSimulationInput(await readInputText(cli.flags.file, 'file'), latestConfig(chain));
     const state: LedgerState = new Map();
     const decisions: Decision[] = [];
     const versions: OutputVersion[] = [];
-    for (const result of decideBatch(records, manifest.config, state)) {
+    for (const record of records) {
+      const result = decide(record, configAt(chain, record.partition, record.offset), state);
       decisions.push(result.decision);
       versions.push(...result.newVersions);
     }

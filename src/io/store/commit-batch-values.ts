@@ -45,6 +45,8 @@ export interface CommitBatch {
   frontier: number;
   days: readonly ChangedDay[];
   assumedNew: readonly TxnRef[];
+  /** The configuration revision the batch was decided under. */
+  revision: number;
 }
 
 /** $6–$15: one row per record. */
@@ -91,7 +93,7 @@ export function outcomeCounts(results: readonly DecideResult[]): Partial<Record<
   return counts;
 }
 
-/** `commitBatchSql`'s parameters $1–$49, in order. */
+/** `commitBatchSql`'s parameters $1–$50, in order. */
 export function commitBatchValues(batch: CommitBatch): unknown[] {
   const { request, results, frontier, days, nsId, assumedNew } = batch;
   const decisions = emptyDecisionColumns(results.length);
@@ -128,6 +130,7 @@ export function commitBatchValues(batch: CommitBatch): unknown[] {
     textArray(assumedNew.map((t) => t.item)),
     textArray(assumedNew.map((t) => t.location)),
     textArray(assumedNew.map((t) => t.txn)),
+    batch.revision,
   ];
 }
 

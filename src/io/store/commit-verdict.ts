@@ -1,6 +1,6 @@
 /**
  * What the batch commit's answer means for the machines (docs/design.md#unknown-outcomes): acknowledged,
- * fenced, or an unexpected frontier; or 'stale', for the store to read and decide again.
+ * fenced, or an unexpected frontier; or 'stale' or 'revised', for the store to read and decide again.
  */
 
 import { assertInvariant } from '../../kernel/invariant.js';
@@ -10,14 +10,16 @@ import { partitionRowOf } from './sql/partition-row.js';
 
 /**
  * What the batch statement's answer means: committed only when the locked partition row had
- * the request's epoch and frontier and no transaction taken as new was stored ('stale').
+ * the request's epoch, frontier and the configuration revision the batch was decided under
+ * ('revised' otherwise: the store reads the chain and decides again) and no transaction taken
+ * as new was stored ('stale').
  */
 export function commitVerdict(
   request: ProcessRequest,
   row: CommitRow | undefined,
-  assumedNew: number,
-  frontier: number,
-): ProcessOutcome | 'stale' {
+  batch: { assumedNew: number; frontier: number; revision: number },
+): ProcessOutcome | 'stale' | 'revised' {
+  const { assumedNew, frontier, revision } = batch;
   const { epoch, expectedFrontier } = request;
   assertInvariant(row !== undefined, 'the batch commit returned no row');
   if (row.epoch === null) {
@@ -25,7 +27,7 @@ export function commitVerdict(
     return { kind: 'fenced', epoch: 0 };
   }
   const durable = partitionRowOf(row, 'process');
-  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier;
+  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier && row.config_revision === revision;
   assertInvariant(row.stale === 0 || assumedNew > 0, `${row.stale} stale transactions, none assumed new`);
   assertInvariant(
     (matched && row.stale === 0) === (row.committed === 1),
@@ -33,6 +35,7 @@ export function commitVerdict(
   );
   if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
   if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
+  if (row.config_revision !== revision) return 'revised';
   if (row.stale > 0) return 'stale';
   return { kind: 'acknowledged', frontier };
 }

@@ -15,6 +15,8 @@ export interface PartitionInspection {
   partition: number;
   epoch: number;
   frontier: number;
+  /** The configuration revision in force from the frontier on (migration 0008). */
+  config_revision: number;
   owner: string | null;
   last_work: {
     first_offset: number;
@@ -66,7 +68,7 @@ export interface StoreInspection {
 export const recentDefault = 20;
 export const recentMax = 1000;
 
-const partitionsSql = `SELECT partition, epoch, frontier, owner, last_first_offset, last_last_offset, last_records, last_counts,
+const partitionsSql = `SELECT partition, epoch, frontier, config_revision, owner, last_first_offset, last_last_offset, last_records, last_counts,
               last_epoch, last_work_elapsed_ns, last_committed_at
          FROM partitions WHERE namespace = $1 ORDER BY partition`;
 
@@ -155,6 +157,7 @@ function partitionOf(r: QueryRow): PartitionInspection {
     partition: r.partition,
     epoch: int8ToSafeInteger(r.epoch, 'epoch'),
     frontier: int8ToSafeInteger(r.frontier, 'frontier'),
+    config_revision: r.config_revision as number,
     owner: r.owner,
     last_work:
       r.last_first_offset === null

@@ -24,6 +24,7 @@ import { outboxPendingInIdOrderMigration } from './migrations/0004-outbox-pendin
 import { dayTotalsMigration } from './migrations/0005-day-totals.js';
 import { namespaceIdsMigration } from './migrations/0006-namespace-ids.js';
 import { outboxInOutputVersionsMigration } from './migrations/0007-outbox-in-output-versions.js';
+import { configRevisionsMigration } from './migrations/0008-config-revisions.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -36,6 +37,7 @@ export const migrations: readonly Migration[] = [
   dayTotalsMigration,
   namespaceIdsMigration,
   outboxInOutputVersionsMigration,
+  configRevisionsMigration,
 ];
 
 /**

@@ -9,6 +9,7 @@ import { configDigest, type Manifest, type NamespaceConfig } from '../../domain/
 import { invalidInput } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { Queryable } from './postgres.js';
+import { refuseOtherRevisions } from './revision-registry.js';
 
 export interface RegisteredNamespace {
   namespace: string;
@@ -86,13 +87,18 @@ export async function registerNamespace(db: Queryable, manifest: Manifest): Prom
      ON CONFLICT (namespace) DO NOTHING`,
     [config.namespace, manifest.source_topic, config.source_incarnation, JSON.stringify(config), digest],
   );
-  if (inserted.rowCount === 1) return 'registered';
+  if (inserted.rowCount === 1) {
+    // A new namespace has revision 1 alone: a manifest naming more belongs to another database.
+    await refuseOtherRevisions(db, manifest);
+    return 'registered';
+  }
   const existing = await readNamespace(db, config.namespace);
   if (!existing) {
     // Deleted between our INSERT and SELECT: nothing in amends deletes namespaces.
     throw invalidInput(`namespace ${config.namespace} vanished while registering it: run the command again`);
   }
   refuseOtherManifest(existing, manifest);
+  await refuseOtherRevisions(db, manifest);
   return 'unchanged';
 }
 
@@ -106,7 +112,10 @@ export async function readRegisteredNamespace(
   manifest: Manifest,
 ): Promise<RegisteredNamespace | undefined> {
   const existing = await readNamespace(db, manifest.config.namespace);
-  if (existing) refuseOtherManifest(existing, manifest);
+  if (existing) {
+    refuseOtherManifest(existing, manifest);
+    await refuseOtherRevisions(db, manifest);
+  }
   return existing;
 }
 

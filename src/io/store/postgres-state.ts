@@ -61,11 +61,13 @@ import { commitBatchValues, outcomeCounts } from './commit-batch-values.js';
 import { commitVerdict } from './commit-verdict.js';
 import { namespaceIdOf, namespaceIdSql } from './namespace-registry.js';
 import type { Database } from './postgres.js';
+import { type Prefetched, prefetchedWindows, prefetchOf } from './prefetched.js';
 import { assertPartitionOf, assertProcessRequest } from './process-request-checks.js';
 import { type CommitRow, commitBatchSql } from './sql/commit-batch.js';
 import { type LoadWindowRow, loadWindowSql, loadWindowValues } from './sql/load-window.js';
-import { claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
+import { type ClaimRow, claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
 import { storeStatementNames } from './sql/statement-names.js';
+import { StoreChain } from './store-chain.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
 import { type WarmUp, type WarmUpStore, warmUp, warmUpWaitMaxMs } from './warm-up.js';
 import { WindowCache, type WindowCacheLimits, windowCacheLimits } from './window-cache.js';
@@ -84,14 +86,6 @@ export interface PostgresStateOptions {
    * same counts stored as last_counts): the worker's metrics count them (worker-metrics.ts).
    */
   onCommitted?: (partition: number, outcomes: Readonly<Partial<Record<Outcome, number>>>) => void;
-}
-
-/** A polled batch's work begun early (`prefetch`): its screening, and its windows when read. */
-interface Prefetched {
-  records: readonly SourceRecord[];
-  screened: Screened[];
-  needs: Map<string, KeyNeeds>;
-  loaded: Promise<LoadedWindows | undefined> | undefined;
 }
 
 export class PostgresState implements State {
@@ -113,6 +107,8 @@ export class PostgresState implements State {
   /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
   private nsId: number | undefined;
   private readonly onCommitted: PostgresStateOptions['onCommitted'];
+  /** The configuration revisions known: which configuration decides each record. */
+  private readonly chain: StoreChain;
 
   /**
    * `config` is the namespace's registered configuration (namespace-registry.ts): the
@@ -124,6 +120,7 @@ export class PostgresState implements State {
     options: PostgresStateOptions = {},
   ) {
     this.namespace = config.namespace;
+    this.chain = new StoreChain(config);
     this.owner = options.workerId ?? null;
     this.onCommitted = options.onCommitted;
     this.warmUpWaitMs = options.warmUpWaitMs ?? warmUpWaitMaxMs;
@@ -152,7 +149,7 @@ export class PostgresState implements State {
     // On abort the claim statement below is not sent, and fails as every cancelled call does.
     await untilAborted(Promise.race([this.warming, waitMax]), signal, 'waiting for the warm-up').catch(() => {});
     this.claimed = true;
-    const result = await this.run<EpochFrontierRow>(
+    const result = await this.run<ClaimRow>(
       { name: storeStatementNames.claim, text: claimSql, values: [this.namespace, partition, this.owner] },
       signal,
       'claim',
@@ -160,6 +157,8 @@ export class PostgresState implements State {
     );
     const row = partitionRowOf(result.rows[0], 'claim');
     assertInvariant(row.epoch >= 1, `claim returned epoch ${row.epoch}`);
+    // A claim is where a worker learns of a revision made while it was away.
+    if ((result.rows[0] as ClaimRow).config_revision > this.chain.revision) await this.readChain(signal);
     return row;
   }
 
@@ -170,7 +169,7 @@ export class PostgresState implements State {
    */
   warm(signal: AbortSignal): Promise<WarmUp> {
     const store: WarmUpStore = {
-      config: this.config,
+      config: this.chain.latest,
       namespaceId: (s) => this.namespaceId(s),
       read: (query, s, doing) => this.run(query, s, doing, false),
       stopped: () => this.claimed || this.shutdown.signal.aborted,
@@ -209,7 +208,7 @@ export class PostgresState implements State {
     const first = records[0];
     if (first === undefined || this.shutdown.signal.aborted) return;
     if (records.some((r) => r.partition !== first.partition)) return;
-    const screened = records.map((record) => screenRecord(record, this.config));
+    const screened = this.screen(records);
     const needs = batchNeeds(screened);
     let loaded: Promise<LoadedWindows | undefined> | undefined;
     // The group polls while a batch commits: a read before that commit lands is never current.
@@ -217,25 +216,34 @@ export class PostgresState implements State {
       // A failed read is no failure of the batch: `process` reads again and reports its own.
       loaded = this.loadWindows(first.partition, new Map(needs), this.shutdown.signal).catch(() => undefined);
     }
-    this.prefetched = { records, screened, needs, loaded };
+    this.prefetched = { records, revision: this.chain.revision, screened, needs, loaded };
   }
 
   async process(request: ProcessRequest, signal: AbortSignal): Promise<ProcessOutcome> {
     assertProcessRequest(this.config.partitions, request);
     const { partition, epoch, expectedFrontier, records } = request;
-    const early = this.takePrefetch(records);
-    const screened = early?.screened ?? records.map((record) => screenRecord(record, this.config));
-    const needs = early?.needs ?? batchNeeds(screened);
+    const early = prefetchOf(this.prefetched, records, this.chain.revision);
+    this.prefetched = undefined;
+    let screened = early?.screened ?? this.screen(records);
+    let needs = early?.needs ?? batchNeeds(screened);
     const cached = this.cache.holds(partition, epoch, expectedFrontier);
     this.processing.add(partition);
     try {
-      const read = cached ? undefined : await this.prefetchedWindows(early, request, signal);
+      const read = cached ? undefined : await prefetchedWindows(early, request, signal);
       let outcome = await this.attempt(request, screened, needs, cached, signal, read);
-      if (outcome === 'stale') {
-        // A transaction the cache took as new is stored (an old one's correction): read, decide again.
+      let reread = !cached;
+      while (outcome === 'stale' || outcome === 'revised') {
+        // A transaction the cache took as new is stored (an old one's correction), or the namespace
+        // has a newer revision than the batch was decided under: read (the chain too), decide again.
+        assertInvariant(outcome === 'revised' || !reread, 'a batch decided on its read windows was refused as stale');
         this.cache.drop(partition);
+        if (outcome === 'revised') {
+          await this.readChain(signal);
+          screened = this.screen(records);
+          needs = batchNeeds(screened);
+        }
+        reread = true;
         outcome = await this.attempt(request, screened, needs, false, signal);
-        assertInvariant(outcome !== 'stale', 'a batch decided on its read windows was refused as stale');
       }
       if (outcome.kind !== 'acknowledged') this.cache.drop(partition);
       return outcome;
@@ -245,30 +253,6 @@ export class PostgresState implements State {
     } finally {
       this.processing.delete(partition);
     }
-  }
-
-  /** The prefetch of exactly these records (same partition and offsets), taken once. */
-  private takePrefetch(records: readonly SourceRecord[]): Prefetched | undefined {
-    const early = this.prefetched;
-    this.prefetched = undefined;
-    if (early === undefined || early.records.length !== records.length) return undefined;
-    const same = early.records.every(
-      (r, i) => r.partition === records[i]?.partition && r.offset === records[i]?.offset,
-    );
-    return same ? early : undefined;
-  }
-
-  /** The prefetched windows, when they were read at the request's epoch and frontier. */
-  private async prefetchedWindows(
-    early: Prefetched | undefined,
-    request: ProcessRequest,
-    signal: AbortSignal,
-  ): Promise<LoadedWindows | undefined> {
-    if (early?.loaded === undefined) return undefined;
-    // Cancelled: no window, and the batch's own statement fails as every cancelled call does.
-    const loaded = await untilAborted(early.loaded, signal, 'reading the batch window').catch(() => undefined);
-    const current = loaded?.row.epoch === request.epoch && loaded.row.frontier === request.expectedFrontier;
-    return current ? loaded : undefined;
   }
 
   /**
@@ -283,7 +267,7 @@ export class PostgresState implements State {
     useCache: boolean,
     signal: AbortSignal,
     read?: LoadedWindows,
-  ): Promise<ProcessOutcome | 'stale'> {
+  ): Promise<ProcessOutcome | 'stale' | 'revised'> {
     const { partition, epoch, expectedFrontier, records } = request;
     const { keys, toRead, assumedNew } = cachedWindows(this.cache, partition, needs, useCache);
     // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
@@ -299,6 +283,7 @@ export class PostgresState implements State {
     const frontier = (records[records.length - 1] as SourceRecord).offset + 1;
     const causes = newCauses(results);
     const nsId = await this.namespaceId(signal);
+    const revision = this.chain.revision;
     const result = await this.run<CommitRow>(
       {
         name: storeStatementNames.commitBatch,
@@ -311,14 +296,15 @@ export class PostgresState implements State {
           frontier,
           days: changedDays(keys, causes),
           assumedNew,
+          revision,
         }),
       },
       signal,
       'process',
       true,
     );
-    const outcome = commitVerdict(request, result.rows[0], assumedNew.length, frontier);
-    if (outcome !== 'stale' && outcome.kind === 'acknowledged') {
+    const outcome = commitVerdict(request, result.rows[0], { assumedNew: assumedNew.length, frontier, revision });
+    if (typeof outcome === 'object' && outcome.kind === 'acknowledged') {
       this.cache.committed(partition, epoch, frontier, afterCommit(partition, keys, causes));
       this.onCommitted?.(partition, outcomeCounts(results));
     }
@@ -345,6 +331,16 @@ export class PostgresState implements State {
     assertInvariant(found !== undefined, 'loading the batch window returned no row');
     const row = found.epoch === null ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'load');
     return { row, keys: windowsOf(needs, found) };
+  }
+
+  /** Each record screened under the configuration revision in force at its offset. */
+  private screen(records: readonly SourceRecord[]): Screened[] {
+    return records.map((record) => screenRecord(record, this.chain.configAt(record.partition, record.offset)));
+  }
+
+  /** Reads the namespace's configuration revisions again. */
+  private readChain(signal: AbortSignal): Promise<void> {
+    return this.chain.read((query, s) => this.run(query, s, 'reading the configuration revisions', false), signal);
   }
 
   /** The namespace's id, read once per store (namespace-registry.ts `namespaceId`). */

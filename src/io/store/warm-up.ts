@@ -111,6 +111,8 @@ function warmUpCommitValues(config: NamespaceConfig, records: SourceRecord[], ns
     frontier: records.length,
     days,
     assumedNew: [],
+    // Never committed (no partition row), so any revision serves.
+    revision: 1,
   });
 }
 

@@ -13,7 +13,7 @@ export const claimSql = `
   INSERT INTO partitions AS p (namespace, partition, epoch, owner) VALUES ($1, $2, 1, $3)
   ON CONFLICT (namespace, partition)
   DO UPDATE SET epoch = p.epoch + 1, owner = EXCLUDED.owner, claimed_at = now()
-  RETURNING epoch, frontier`;
+  RETURNING epoch, frontier, config_revision`;
 
 /** $1 namespace, $2 partition. */
 export const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespace = $1 AND partition = $2';
@@ -22,6 +22,11 @@ export const observeSql = 'SELECT epoch, frontier FROM partitions WHERE namespac
 export interface EpochFrontierRow {
   epoch: unknown;
   frontier: unknown;
+}
+
+/** The claim's row: also the namespace's newest configuration revision (migration 0008). */
+export interface ClaimRow extends EpochFrontierRow {
+  config_revision: number;
 }
 
 /** The row as the machines see it (safe integers); `what` names the statement in a failed check. */

@@ -10,4 +10,5 @@ export const storeStatementNames = {
   namespaceId: 'amends_namespace_id',
   warmWindow: 'amends_warm_window',
   warmCommit: 'amends_warm_commit',
+  chain: 'amends_config_chain',
 } as const;

@@ -1,0 +1,37 @@
+/**
+ * A namespace's configuration revisions as stored (migration 0008), read outside the worker's
+ * store session: by manifest-recover, verify, inspect, and by every command that takes a
+ * manifest, which must not name revisions the database does not hold.
+ */
+
+import type { Manifest, NamespaceConfig } from '../../domain/config.js';
+import type { ConfigRevision } from '../../domain/config-revision.js';
+import { invalidInput } from '../../kernel/amends-error.js';
+import type { Queryable } from './postgres.js';
+import { chainSql, type RevisionRow, revisionsOf } from './sql/config-revisions.js';
+
+/** Revisions 2… of the namespace whose revision 1 is `base`, checked digest by digest. */
+export async function readRevisions(db: Queryable, base: NamespaceConfig): Promise<ConfigRevision[]> {
+  const result = await db.query<RevisionRow>(chainSql, [base.namespace]);
+  return revisionsOf(result.rows, base);
+}
+
+/**
+ * A manifest's revisions must be the stored ones (a stored chain may be longer: the manifest
+ * was saved before a later revision, and every process reads the chain from the database).
+ */
+export async function refuseOtherRevisions(db: Queryable, manifest: Manifest): Promise<void> {
+  const listed = manifest.revisions ?? [];
+  if (listed.length === 0) return;
+  const stored = await readRevisions(db, manifest.config);
+  const { namespace } = manifest.config;
+  for (const r of listed) {
+    const held = stored[r.revision - 2];
+    if (held === undefined || held.digest !== r.digest) {
+      const there = held === undefined ? 'has no such revision' : `holds digest ${held.digest}`;
+      throw invalidInput(
+        `the manifest's revision ${r.revision} of namespace ${namespace} has digest ${r.digest}, but the database ${there}: use the manifest config-revise or manifest-recover printed for this database`,
+      );
+    }
+  }
+}
