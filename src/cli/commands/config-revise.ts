@@ -4,18 +4,18 @@
  * and prints the manifest with its revisions (save it: every command accepts it, and
  * manifest-recover prints it again).
  *
- * Order: the files are read and the config file validated first; then the namespace must be
- * registered with this manifest (digest, topic and any revisions it names); then one
+ * Order: the files are read and the config file validated first; then the namespace is
+ * registered with this manifest, or must be (digest, topic and any revisions it names); then one
  * transaction fixes the positions, pins or refuses decided keys and appends the revision
  * (io/store/revise-config.ts). A refusal writes nothing.
  */
 
 import { parseConfigFile } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
-import { readNamespace, registerNamespace } from '../../io/store/namespace-registry.js';
-import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { registerNamespace } from '../../io/store/namespace-registry.js';
+import { Database, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { reviseConfig } from '../../io/store/revise-config.js';
-import { AmendsError, invalidInput } from '../../kernel/amends-error.js';
+import { AmendsError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
@@ -64,11 +64,7 @@ export const configReviseCommand = defineCommand({
     const db = await Database.open(databaseUrl, `amendsctl config-revise pid ${process.pid}`);
     try {
       const made = await (async () => {
-        if ((await readNamespace(db.pool, namespace)) === undefined) {
-          throw invalidInput(
-            `namespace ${namespace} is not registered in the database at ${databaseTarget(databaseUrl)}: nothing decided yet, so create it with the configuration you want (source-create or source-adopt --config ${path}) instead`,
-          );
-        }
+        // Registered first if nothing has used it yet (as every command that writes does).
         await registerNamespace(db.pool, manifest);
         return reviseConfig(db, manifest, file, what);
       })().catch((error: unknown) => {
