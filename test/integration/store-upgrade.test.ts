@@ -1,7 +1,8 @@
 /**
  * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids;
- * 0007, the outbox in the output versions): a database written as an older build wrote it (its
- * migrations, its batch statement: store-v4-writer.ts, store-v5-writer.ts, store-v6-writer.ts)
+ * 0007, the outbox in the output versions; 0008, configuration revisions): a database written as
+ * an older build wrote it (its migrations, its batch statement: store-v4-writer.ts …
+ * store-v7-writer.ts)
  * over a real source topic is opened by this build,
  * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
  * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
@@ -31,6 +32,7 @@ import { writeAsSchemaV4 } from '../support/store-v4-writer.js';
 import { type ExportWhat, exportAsSchemaV5 } from '../support/store-v5-export.js';
 import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
 import { writeAsSchemaV6 } from '../support/store-v6-writer.js';
+import { writeAsSchemaV7 } from '../support/store-v7-writer.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import { expectCleanStop, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 import {
@@ -198,6 +200,11 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
       expect(applied.rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
       expect(await ledgerRows(db.pool, source.namespace, old.tables)).toEqual(before);
       expect(await daysWithWrongTotals(db, source.namespace)).toBe(0);
+      // 0008: every partition decides on under revision 1, the configuration it was registered with.
+      const revised = await db.pool.query('SELECT DISTINCT config_revision FROM partitions WHERE namespace = $1', [
+        source.namespace,
+      ]);
+      expect(revised.rows).toEqual([{ config_revision: 1 }]);
     } finally {
       await db.close();
     }
@@ -265,6 +272,15 @@ describe('upgrading a database written by an older build', () => {
     await upgradeAndGoOn({
       schema: 6,
       write: writeAsSchemaV6,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+      transport: true,
+    });
+  });
+
+  it('schema 7: converted in place (0008, revision 1): rows unchanged, verify PASS, workers, relay and view go on', async () => {
+    await upgradeAndGoOn({
+      schema: 7,
+      write: writeAsSchemaV7,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
       transport: true,
     });
