@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
+import { baseChain, nextRevision } from '../../src/domain/config-revision.js';
 import { manifestText } from '../../src/domain/manifest-text.js';
 import { rebuildManifest } from '../../src/domain/rebuild-manifest.js';
 import { manifestFromStored, type StoredNamespace } from '../../src/domain/recovered-manifest.js';
@@ -68,6 +69,15 @@ describe('rebuildManifest', () => {
     const rebuilt = rebuildManifest(manifest, 'ns-1-rebuild');
     expect(rebuilt).toEqual({ ...manifest, config: { ...manifest.config, namespace: 'ns-1-rebuild' } });
     expect(manifest.config.namespace).toBe('ns-1');
+  });
+
+  it('takes the newest revision the manifest carries as its configuration, from offset 0', () => {
+    const newest = { ...manifest.config, stock_keys: [...manifest.config.stock_keys].reverse() };
+    const revised = { ...manifest, revisions: [nextRevision(baseChain(manifest.config), [3, 4], newest)] };
+    const rebuilt = rebuildManifest(revised, 'ns-1-rebuild');
+    expect(rebuilt).toEqual({ ...manifest, config: { ...newest, namespace: 'ns-1-rebuild' } });
+    expect(manifestText(revised)).toContain('"revisions"');
+    expect(manifestText(rebuilt)).not.toContain('"revisions"');
   });
 
   it("refuses the manifest's own namespace as a usage error", () => {

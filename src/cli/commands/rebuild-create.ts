@@ -1,7 +1,7 @@
 /**
  * `amendsctl rebuild-create --manifest M --namespace NS2 [--brokers B]`
  * (docs/design.md#rebuild-namespaces): prints the manifest of a new namespace over the same source topic:
- * same incarnation and configuration, only the namespace differs. Its consumer group
+ * same incarnation and configuration (its newest revision), only the namespace differs. Its consumer group
  * (`amends.NS2.source`), frontiers (0: nothing in the database yet), epochs and outputs all
  * follow from the new name, so workers on it re-derive everything from offset 0.
  *
@@ -28,7 +28,8 @@ export const rebuildCreateCommand = defineCommand({
   help: `rebuild-create --manifest M --namespace NS2
 
   Prints (stdout, source-create's layout) the manifest of a new namespace NS2 over M's
-  source topic: the same incarnation and configuration, only the namespace differs. NS2
+  source topic: the same incarnation and configuration (when M carries revisions, the
+  newest one, from offset 0), only the namespace differs. NS2
   gets its own consumer group (amends.NS2.source) and starts at offset 0, so workers on it
   re-derive every decision and output. Refuses (exit 1) when the live topic is missing or
   its UUID is not M's incarnation (the topic was recreated), and NS2 equal to M's
