@@ -72,7 +72,10 @@ describe('rebuildManifest', () => {
   });
 
   it('takes the newest revision the manifest carries as its configuration, from offset 0', () => {
-    const newest = { ...manifest.config, stock_keys: [...manifest.config.stock_keys].reverse() };
+    const newest = {
+      ...manifest.config,
+      stock_keys: [...manifest.config.stock_keys].reverse(),
+    } as typeof manifest.config;
     const revised = { ...manifest, revisions: [nextRevision(baseChain(manifest.config), [3, 4], newest)] };
     const rebuilt = rebuildManifest(revised, 'ns-1-rebuild');
     expect(rebuilt).toEqual({ ...manifest, config: { ...newest, namespace: 'ns-1-rebuild' } });
