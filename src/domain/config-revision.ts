@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { invalidInput } from '../kernel/amends-error.js';
 import { canonicalJson } from './canonical-json.js';
-import { configDigest, type NamespaceConfig, parseNamespaceConfig } from './config.js';
+import { configDigest, type Manifest, type NamespaceConfig, parseNamespaceConfig } from './config.js';
 import { isPlainObject, type Problems } from './config-rules.js';
 
 /** A revision after the first: its configuration and where on each partition it starts. */
@@ -43,6 +43,11 @@ export function latestRevision(chain: RevisionChain): number {
 /** The newest revision's configuration: what a revision made next starts from. */
 export function latestConfig(chain: RevisionChain): NamespaceConfig {
   return chain.revisions[chain.revisions.length - 1]?.config ?? chain.base;
+}
+
+/** The newest configuration a manifest carries: its last revision's, or its own. */
+export function newestConfigOf(manifest: Manifest): NamespaceConfig {
+  return manifest.revisions?.[manifest.revisions.length - 1]?.config ?? manifest.config;
 }
 
 /** The revision in force at (partition, offset): the newest whose position there is at or before it. */

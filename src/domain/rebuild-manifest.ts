@@ -7,6 +7,7 @@
  */
 import { usageError } from '../kernel/amends-error.js';
 import { type Manifest, parseManifest } from './config.js';
+import { newestConfigOf } from './config-revision.js';
 
 /** `namespace` must already satisfy the namespace rule (the whole manifest is checked again). */
 export function rebuildManifest(original: Manifest, namespace: string): Manifest {
@@ -15,6 +16,6 @@ export function rebuildManifest(original: Manifest, namespace: string): Manifest
   }
   // The newest configuration the manifest carries (config-revise): a rebuild decides the whole
   // history under it from offset 0, its revision 1. Validated again as a whole.
-  const config = original.revisions?.[original.revisions.length - 1]?.config ?? original.config;
+  const config = newestConfigOf(original);
   return parseManifest({ source_topic: original.source_topic, config: { ...config, namespace } });
 }

@@ -19,6 +19,7 @@
  */
 
 import type { Manifest } from '../../domain/config.js';
+import { newestConfigOf } from '../../domain/config-revision.js';
 import { type EncodedFixtureLine, encodeFixtureFile } from '../../domain/fixture-line.js';
 import { kafkaClientCloseTimeoutMs } from '../../io/kafka/kafka-timeouts.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
@@ -51,7 +52,8 @@ export const sourceLoadCommand = defineCommand({
   help: `source-load --manifest M --file F [--delivery-timeout-ms ${defaultDeliveryTimeoutMs}]
 
   Validates every line of F first ({"key":{item,location},"value":{…}}, the key a
-  configured stock key, the encoded record within the topic's max.message.bytes and
+  stock key of M's newest revision (config-revise prints M with its revisions), the
+  encoded record within the topic's max.message.bytes and
   the producer's message.max.bytes); any invalid line: its number and reason, nothing
   published, exit 1. Then publishes the lines in file order to their mapped partitions (canonical
   JSON key and value, idempotent producer) and prints "line N -> partition P offset O"
@@ -88,7 +90,8 @@ ${kafkaFlagsHelp(26)}
 
     const manifest = await readManifestFile(manifestPath);
     const text = await readInputText(file, 'fixture file');
-    const lines = encodeFixtureFile(text, manifest.config);
+    // Routed as the newest revision the manifest carries routes (config-revise prints it).
+    const lines = encodeFixtureFile(text, newestConfigOf(manifest));
     if (lines.length === 0) throw invalidInput(`fixture file ${inputName(file)} has no lines: nothing to publish`);
     // The broker's part of validation, before the database is touched: the live topic and
     // the size each record may have there.
