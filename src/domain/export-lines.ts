@@ -6,7 +6,9 @@
  * order and escapes strings exactly as canonical JSON does), so two runs compare with diff.
  * Output topic records are canonical JSON (RFC 8785) instead.
  */
-import { compareCodePoints } from './canonical-json.js';
+import { canonicalJson, compareCodePoints } from './canonical-json.js';
+import { configDigest } from './config.js';
+import type { RevisionChain } from './config-revision.js';
 import type { Decision } from './decision.js';
 import type { OutputVersion } from './output-version.js';
 
@@ -66,6 +68,24 @@ export function quarantineLine(d: Decision, raw: { key: Uint8Array | null; value
     key_b64: toBase64(raw.key),
     value_b64: toBase64(raw.value),
     detail: d.detail,
+  });
+}
+
+/**
+ * `{"type":"revision","revision":1,"from":{"0":0,"1":0},"digest":…,"config":…}`, one line per
+ * configuration revision, revision 1 (the registered config, in force from offset 0 on every
+ * partition) first. `from` is keyed by partition number, in that order; `config` is canonical
+ * JSON (RFC 8785), the text the digests cover, so the chain can be checked from the lines alone
+ * (docs/design.md#export).
+ */
+export function revisionLines(chain: RevisionChain): string[] {
+  const { base } = chain;
+  const first = { revision: 1, from: Array<number>(base.partitions).fill(0), config: base, digest: configDigest(base) };
+  return [first, ...chain.revisions].map((r) => {
+    const from = Object.fromEntries(r.from.map((offset, partition) => [String(partition), offset]));
+    const head = JSON.stringify({ type: 'revision', revision: r.revision, from, digest: r.digest });
+    // Spliced in as text: JSON.stringify would keep the config object's own member order.
+    return `${head.slice(0, -1)},"config":${canonicalJson(r.config)}}`;
   });
 }
 

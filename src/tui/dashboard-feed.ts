@@ -64,6 +64,7 @@ export function sampleFromInspection(
       partition: p.partition,
       epoch: p.epoch,
       frontier: p.frontier,
+      configRevision: p.config_revision,
       owner: p.owner,
       lastWorkCounts: p.last_work?.counts ?? null,
     })),

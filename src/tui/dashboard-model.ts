@@ -27,6 +27,11 @@ export interface PartitionView {
   state: string;
   owner: string | null;
   epoch: number | null;
+  /**
+   * The configuration revision in force from the frontier on (`amendsctl config-revise`,
+   * PostgreSQL's partitions row); null until the database has been read.
+   */
+  configRevision: number | null;
   frontier: number | null;
   /** The broker's read-committed end; null when the broker is unreachable. */
   end: number | null;
@@ -127,6 +132,7 @@ export function blankPartition(partition: number): PartitionView {
     state: 'unassigned',
     owner: null,
     epoch: null,
+    configRevision: null,
     frontier: null,
     end: null,
     lag: null,

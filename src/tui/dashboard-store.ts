@@ -198,7 +198,7 @@ export class DashboardStore {
     const partitions = derivePartitions({
       partitionCount: this.partitionCount,
       reports,
-      storeRows: this.sample?.partitions ?? [],
+      storeRows: this.sample?.partitions ?? null,
       ends: this.sample?.ends ?? null,
       lastListedBy: this.lastListedBy,
       rates: this.rates(),

@@ -22,6 +22,7 @@ export const helpLines = [
   'states of a partition actor (the statechart value):',
   ...stateLines(partitionMachine.root, false),
   'frontier = next offset to decide (PostgreSQL); end = broker read-committed end; lag = end - frontier',
+  'cfg = the configuration revision in force from the frontier on (amendsctl config-revise)',
   'other processes are shown from their heartbeat rows (about 1/s); "(stale)" = no beat for 5 s',
 ];
 

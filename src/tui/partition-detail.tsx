@@ -1,4 +1,7 @@
-/** The selected partition: its statechart path and the context that matters (epoch, attempts, deadline). */
+/**
+ * The selected partition: its statechart path and the context that matters (epoch, the
+ * configuration revision in force from the frontier on, attempts, deadline).
+ */
 import { Box, Text } from 'ink';
 import type { PartitionView } from './dashboard-model.js';
 import { numberText } from './layout.js';
@@ -18,7 +21,7 @@ export function statePath(state: string): string {
 export function PartitionDetail({ partition: p, width, lines }: PartitionDetailProps) {
   if (lines <= 0) return null;
   const rows = [
-    `context  epoch ${numberText(p.epoch)} · frontier ${numberText(p.frontier)} · end ${numberText(p.end)} · lag ${numberText(p.lag)} · owner ${p.owner ?? '-'}`,
+    `context  epoch ${numberText(p.epoch)} · config revision ${numberText(p.configRevision)} · frontier ${numberText(p.frontier)} · end ${numberText(p.end)} · lag ${numberText(p.lag)} · owner ${p.owner ?? '-'}`,
     `operation ${p.operation ?? '-'} · attempts ${numberText(p.attempts)} · deadline ${deadlineText(p.deadlineInMs)} · last outcome ${p.lastOutcome ?? '-'}`,
     p.endReason === null ? null : `ended    ${p.endReason}`,
   ].filter((r): r is string => r !== null);

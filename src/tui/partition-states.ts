@@ -19,6 +19,8 @@ export interface StorePartitionRow {
   partition: number;
   epoch: number;
   frontier: number;
+  /** The row's configuration revision: the newest, raised on every row by config-revise. */
+  configRevision: number;
   owner: string | null;
   /** The last committed work's outcome counts, e.g. {"APPLIED":1}. */
   lastWorkCounts: Record<string, number> | null;
@@ -27,7 +29,8 @@ export interface StorePartitionRow {
 export interface PartitionInputs {
   partitionCount: number;
   reports: readonly WorkerReport[];
-  storeRows: readonly StorePartitionRow[];
+  /** The partitions rows of the last PostgreSQL poll; null until one has arrived. */
+  storeRows: readonly StorePartitionRow[] | null;
   ends: ReadonlyMap<number, number> | null;
   /** The worker that last listed each partition, remembered across samples. */
   lastListedBy: ReadonlyMap<number, string>;
@@ -90,9 +93,10 @@ function maxOrNull(a: number | null, b: number | null): number | null {
 }
 
 export function derivePartitions(inputs: PartitionInputs): PartitionView[] {
-  const byPartition = new Map(inputs.storeRows.map((r) => [r.partition, r]));
+  const storeRows = inputs.storeRows ?? [];
+  const byPartition = new Map(storeRows.map((r) => [r.partition, r]));
   const byId = new Map(inputs.reports.map((r) => [r.id, r]));
-  const count = Math.max(inputs.partitionCount, ...inputs.storeRows.map((r) => r.partition + 1));
+  const count = Math.max(inputs.partitionCount, ...storeRows.map((r) => r.partition + 1));
   return Array.from({ length: count }, (_, partition) => {
     const view = blankPartition(partition);
     const row = byPartition.get(partition);
@@ -131,6 +135,8 @@ export function derivePartitions(inputs: PartitionInputs): PartitionView[] {
       view.owner ??= row.owner;
       view.lastOutcome ??= outcomeOfCounts(row.lastWorkCounts);
     }
+    // config-revise makes every partition's row, so one without a row has never been revised.
+    if (inputs.storeRows !== null) view.configRevision = row?.configRevision ?? 1;
     const end = inputs.ends?.get(partition) ?? null;
     view.end = end;
     view.lag = end === null ? null : Math.max(0, end - (view.frontier ?? 0));

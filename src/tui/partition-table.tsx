@@ -1,17 +1,21 @@
-/** One row per partition: its statechart state, owner, epoch, frontier, end, lag, outcome, rate. */
+/**
+ * One row per partition: its statechart state, owner, epoch, configuration revision (`cfg`:
+ * `rev` is a record's revision in the recent decisions), frontier, end, lag, outcome, rate.
+ */
 import { Box, Text } from 'ink';
 import type { PartitionView } from './dashboard-model.js';
 import { type Column, fitColumns, numberText, visibleWindow } from './layout.js';
 import { stateColor } from './state-colors.js';
 import { TableRow } from './table-row.js';
 
-type Key = 'partition' | 'state' | 'owner' | 'epoch' | 'frontier' | 'end' | 'lag' | 'outcome' | 'rate';
+type Key = 'partition' | 'state' | 'owner' | 'epoch' | 'revision' | 'frontier' | 'end' | 'lag' | 'outcome' | 'rate';
 
 export const partitionColumns: readonly Column<Key>[] = [
   { key: 'partition', title: 'p', width: 3, priority: 0, align: 'right' },
   { key: 'state', title: 'state', width: 30, priority: 0 },
   { key: 'owner', title: 'owner', width: 18, priority: 4 },
   { key: 'epoch', title: 'epoch', width: 5, priority: 2, align: 'right' },
+  { key: 'revision', title: 'cfg', width: 3, priority: 3, align: 'right' },
   { key: 'frontier', title: 'frontier', width: 8, priority: 0, align: 'right' },
   { key: 'end', title: 'end', width: 8, priority: 1, align: 'right' },
   { key: 'lag', title: 'lag', width: 6, priority: 0, align: 'right' },
@@ -55,6 +59,7 @@ export function PartitionTable({ partitions, selected, width, lines }: Partition
             state: p.state,
             owner: p.owner ?? '-',
             epoch: numberText(p.epoch),
+            revision: numberText(p.configRevision),
             frontier: numberText(p.frontier),
             end: numberText(p.end),
             lag: numberText(p.lag),

@@ -68,14 +68,14 @@ function runTuiInPty(manifestPath: string, env: Record<string, string>): Promise
   });
 }
 
-/** Every read-only command on `manifestPath` against `url`: inspect (human, JSON), export ×4, tui. */
+/** Every read-only command on `manifestPath` against `url`: inspect (human, JSON), export ×5, tui. */
 async function everyReadOnlyCommand(manifestPath: string, url: string): Promise<[string, ProcessResult][]> {
   const env = { AMENDS_DATABASE_URL: url, AMENDS_BROKERS: testBrokers };
   const runs: [string, ProcessResult][] = [];
   for (const args of [
     ['inspect', '--manifest', manifestPath],
     ['inspect', '--manifest', manifestPath, '--json'],
-    ...['decisions', 'outputs', 'view', 'quarantine'].map((what) => [
+    ...['decisions', 'outputs', 'view', 'quarantine', 'revisions'].map((what) => [
       'export',
       '--manifest',
       manifestPath,

@@ -23,6 +23,15 @@ function storeInEveryState(): DashboardStore {
   );
   const retiredP = lifecycleStates.indexOf('retired');
   const failedP = lifecycleStates.indexOf('failed');
+  // Partitions 1 and 4 were revised (config-revise); the others have no row: revision 1.
+  const revised = [1, 4].map((p) => ({
+    partition: p,
+    epoch: p,
+    frontier: p * 10,
+    configRevision: 2,
+    owner: null,
+    lastWorkCounts: null,
+  }));
   store.applyStoreSample(
     sample({
       workers: [
@@ -38,6 +47,7 @@ function storeInEveryState(): DashboardStore {
   );
   store.applyStoreSample(
     sample({
+      partitions: revised,
       workers: [
         report('worker-a', { partitions: live.slice(0, 3), pid: 11 }),
         report('worker-b', { partitions: live.slice(3), pid: 12 }),
@@ -68,7 +78,9 @@ describe('DashboardApp', () => {
     lifecycleStates.forEach((state, p) => {
       expect(rowOf(frame, p)).toContain(state);
     });
-    expect(rowOf(frame, 1)).toMatch(/claiming\.claim\s+worker-a\s+1\s+10\s+13\s+3/);
+    // Owner, epoch, cfg (the configuration revision), frontier, end, lag.
+    expect(rowOf(frame, 1)).toMatch(/claiming\.claim\s+worker-a\s+1\s+2\s+10\s+13\s+3/);
+    expect(rowOf(frame, 2)).toMatch(/seeking\.observeStore\s+worker-a\s+2\s+1\s+20\s+23\s+3/);
     expect(frame).toContain('namespace ns-test');
     expect(frame).toMatch(/worker-c\s+worker\s+13 stopped/);
     expect(frame).toContain('APPLIED 5 DUPLICATE 1');
@@ -93,7 +105,9 @@ describe('DashboardApp', () => {
     stdin.write(downArrow);
     await tick();
     expect(lastFrame()).toContain('partition 4 · path processing › deciding › committing');
-    expect(lastFrame()).toContain('context  epoch 4 · frontier 40 · end 43 · lag 3 · owner worker-b');
+    expect(lastFrame()).toContain(
+      'context  epoch 4 · config revision 2 · frontier 40 · end 43 · lag 3 · owner worker-b',
+    );
     stdin.write(upArrow);
     await tick();
     expect(lastFrame()).toContain('partition 3 · path processing › idle');

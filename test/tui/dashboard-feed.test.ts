@@ -8,6 +8,7 @@ const inspection = {
       partition: 0,
       epoch: 2,
       frontier: 10,
+      config_revision: 2,
       owner: 'worker-a',
       last_work: {
         first_offset: 9,
@@ -45,7 +46,7 @@ describe('the PostgreSQL feed’s sample', () => {
   it('turns an inspection into the store’s sample', () => {
     const sample = sampleFromInspection(inspection, new Map([[0, 12]]));
     expect(sample.partitions).toEqual([
-      { partition: 0, epoch: 2, frontier: 10, owner: 'worker-a', lastWorkCounts: { APPLIED: 1 } },
+      { partition: 0, epoch: 2, frontier: 10, configRevision: 2, owner: 'worker-a', lastWorkCounts: { APPLIED: 1 } },
     ]);
     expect(sample.ends?.get(0)).toBe(12);
     expect(sample.workers[0]).toMatchObject({ id: 'worker-a', groupState: 'running.polling', heartbeatAgeMs: 400 });

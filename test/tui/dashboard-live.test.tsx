@@ -117,7 +117,8 @@ describe('the dashboard on a live worker', () => {
         () => {
           const f = lastFrame() ?? '';
           return [...ends].every(([p, end]) =>
-            new RegExp(`processing\\S*\\s+tui-live-a\\s+\\d+\\s+${end}\\s+${end}\\s+0`).test(rowOf(f, p)),
+            // Owner, epoch, cfg (never revised: 1), frontier, end, lag.
+            new RegExp(`processing\\S*\\s+tui-live-a\\s+\\d+\\s+1\\s+${end}\\s+${end}\\s+0`).test(rowOf(f, p)),
           )
             ? f
             : undefined;
@@ -178,7 +179,7 @@ describe('the dashboard on a live worker', () => {
         expect(screen).toContain(`topic ${source.topic}`);
         expect(screen).toMatch(/brokers \S+ · db 127\.0\.0\.1:\d+\/\w+/);
         expect(screen).not.toContain('amends-local-only');
-        expect(screen).toMatch(/^\s+p state\s+owner\s+epoch\s+frontier\s+end\s+lag/m);
+        expect(screen).toMatch(/^\s+p state\s+owner\s+epoch\s+cfg\s+frontier\s+end\s+lag/m);
         expect(screen.trimEnd().split('\n').length).toBeLessThan(30);
         expect(screen).toContain('q quit');
         execFileSync('tmux', ['send-keys', '-t', session, 'q']);
@@ -237,7 +238,7 @@ describe('the dashboard on a live worker', () => {
           10_000,
         );
         expect(headers(screen), screen).toBe(1);
-        expect(screen).toMatch(/^\s+p state\s+owner\s+epoch\s+frontier\s+end\s+lag/m);
+        expect(screen).toMatch(/^\s+p state\s+owner\s+epoch\s+cfg\s+frontier\s+end\s+lag/m);
       } finally {
         spawnSync('tmux', ['kill-session', '-t', session]);
       }

@@ -38,7 +38,9 @@ describe('DashboardStore', () => {
     const { store, clock } = storeWithClock(1);
     stores.push(store);
     const at = (frontier: number) =>
-      sample({ partitions: [{ partition: 0, epoch: 1, frontier, owner: 'w', lastWorkCounts: null }] });
+      sample({
+        partitions: [{ partition: 0, epoch: 1, frontier, configRevision: 1, owner: 'w', lastWorkCounts: null }],
+      });
     store.applyStoreSample(at(0));
     store.flush();
     expect(store.getSnapshot().data.partitions[0]?.recordsPerSecond).toBeNull();

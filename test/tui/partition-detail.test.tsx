@@ -4,11 +4,12 @@ import { PartitionDetail, statePath } from '../../src/tui/partition-detail.js';
 import { partition } from './fixtures.js';
 
 describe('PartitionDetail', () => {
-  it('shows the statechart path and the context: epoch, attempts, deadline', () => {
+  it('shows the statechart path and the context: epoch, configuration revision, attempts, deadline', () => {
     const p = partition(1, {
       state: 'processing.deciding.recovering',
       owner: 'worker-a',
       epoch: 4,
+      configRevision: 2,
       frontier: 17,
       end: 20,
       lag: 3,
@@ -20,7 +21,7 @@ describe('PartitionDetail', () => {
     const { lastFrame } = render(<PartitionDetail partition={p} width={120} lines={4} />);
     const frame = (lastFrame() ?? '').split('\n');
     expect(frame[0]).toBe('partition 1 · path processing › deciding › recovering');
-    expect(frame[1]).toContain('epoch 4 · frontier 17 · end 20 · lag 3 · owner worker-a');
+    expect(frame[1]).toBe('context  epoch 4 · config revision 2 · frontier 17 · end 20 · lag 3 · owner worker-a');
     expect(frame[2]).toBe('operation decide · attempts 2 · deadline in 12.3 s · last outcome unknown');
   });
 

@@ -23,11 +23,14 @@ describe('derivePartitions', () => {
     const [p0] = derivePartitions(
       inputs({
         reports: [report('w1', { partitions: [actor(0, 'processing.idle', { epoch: 2, frontier: 4 })] })],
-        storeRows: [{ partition: 0, epoch: 2, frontier: 5, owner: 'w1', lastWorkCounts: { APPLIED: 1 } }],
+        storeRows: [
+          { partition: 0, epoch: 2, frontier: 5, configRevision: 3, owner: 'w1', lastWorkCounts: { APPLIED: 1 } },
+        ],
         ends: new Map([[0, 9]]),
       }),
     );
     expect(p0).toMatchObject({ state: 'processing.idle', owner: 'w1', epoch: 2, frontier: 5, end: 9, lag: 4 });
+    expect(p0?.configRevision).toBe(3);
   });
 
   it('prefers a live worker over a stopped one, and marks a stale heartbeat', () => {
@@ -41,6 +44,12 @@ describe('derivePartitions', () => {
     );
     expect(parts[0]?.state).toBe('(stale) claiming.claim');
     expect(parts[0]?.owner).toBe('new');
+  });
+
+  it('shows the row’s configuration revision; revision 1 without a row; unknown before PostgreSQL is read', () => {
+    const row = { partition: 1, epoch: 2, frontier: 7, configRevision: 2, owner: null, lastWorkCounts: null };
+    expect(derivePartitions(inputs({ storeRows: [row] })).map((p) => p.configRevision)).toEqual([1, 2]);
+    expect(derivePartitions(inputs({ storeRows: null })).map((p) => p.configRevision)).toEqual([null, null]);
   });
 
   it('shows retired when the worker that listed it no longer does, failed when its group failed', () => {
@@ -61,7 +70,7 @@ describe('derivePartitions', () => {
     const parts = derivePartitions(
       inputs({
         reports: [report('w1', { groupState: 'stopped' })],
-        storeRows: [{ partition: 1, epoch: 1, frontier: 3, owner: 'w1', lastWorkCounts: null }],
+        storeRows: [{ partition: 1, epoch: 1, frontier: 3, configRevision: 1, owner: 'w1', lastWorkCounts: null }],
       }),
     );
     expect(parts.map((p) => p.state)).toEqual(['unassigned', 'retired']);

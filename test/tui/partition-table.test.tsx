@@ -13,6 +13,7 @@ describe('PartitionTable', () => {
       state,
       owner: 'worker-a',
       epoch: 3,
+      configRevision: 2,
       frontier: 10,
       end: 12,
       lag: 2,
@@ -20,10 +21,10 @@ describe('PartitionTable', () => {
     });
     const { lastFrame } = render(<PartitionTable partitions={[p]} selected={null} width={120} lines={5} />);
     const [title, row] = lines(lastFrame());
-    expect(title).toMatch(/^\s+p state\s+owner\s+epoch\s+frontier\s+end\s+lag\s+last outcome\s+rec\/s$/);
+    expect(title).toMatch(/^\s+p state\s+owner\s+epoch\s+cfg\s+frontier\s+end\s+lag\s+last outcome\s+rec\/s$/);
     expect(row).toContain(state);
     expect(row).toMatch(/^\s+0 /);
-    expect(row).toMatch(/worker-a\s+3\s+10\s+12\s+2\s+-\s+4\.3$/);
+    expect(row).toMatch(/worker-a\s+3\s+2\s+10\s+12\s+2\s+-\s+4\.3$/);
     expect(lines(lastFrame())).toHaveLength(2);
   });
 

@@ -1,5 +1,8 @@
 /** transport.md Export line formats and orders; domain.md §6 output topic records. */
 import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/domain/canonical-json.js';
+import { configDigest, type NamespaceConfig } from '../../src/domain/config.js';
+import { baseChain, nextRevision, revisionDigest } from '../../src/domain/config-revision.js';
 import type { Decision } from '../../src/domain/decision.js';
 import {
   decisionLine,
@@ -7,6 +10,7 @@ import {
   outputRecordKey,
   outputRecordValue,
   quarantineLine,
+  revisionLines,
   sortDecisions,
   sortOutputVersions,
   viewLine,
@@ -106,6 +110,36 @@ describe('export lines', () => {
       'ｚ|berlin|2026-03-05|1',
       '😀|berlin|2026-03-05|1',
     ]);
+  });
+
+  it('renders the configuration revisions, revision 1 from offset 0, from keyed by partition in number order', () => {
+    // Twelve partitions: "10" and "11" sort before "2" as strings, not as partition numbers.
+    const base: NamespaceConfig = {
+      source_incarnation: 'kafka:abc',
+      stock_keys: [{ threshold: 20, opening: 100, partition: 0, location: 'berlin', item: 'widget' }],
+      partitions: 12,
+      ledger_origin: '2026-03-01',
+      schema_version: 1,
+      namespace: 'ns-revisions',
+    };
+    const added = { item: 'gadget', location: 'paris', partition: 11, opening: 50, threshold: 10 };
+    const from = Array.from({ length: 12 }, (_, p) => p * 10);
+    const second = nextRevision(baseChain(base), from, { ...base, stock_keys: [...base.stock_keys, added] });
+    const [first, next, ...rest] = revisionLines({ base, revisions: [second] });
+    expect(rest).toEqual([]);
+    const zeros = Object.fromEntries(from.map((_, p) => [String(p), 0]));
+    expect(first).toBe(
+      `{"type":"revision","revision":1,"from":${JSON.stringify(zeros)},"digest":"${configDigest(base)}","config":${canonicalJson(base)}}`,
+    );
+    expect(first).toContain('"from":{"0":0,"1":0,"2":0,');
+    expect(first).toContain('"config":{"ledger_origin":"2026-03-01","namespace":"ns-revisions",');
+    const parsed = JSON.parse(next as string);
+    expect(Object.keys(parsed)).toEqual(['type', 'revision', 'from', 'digest', 'config']);
+    expect(parsed).toMatchObject({ type: 'revision', revision: 2, digest: second.digest });
+    expect(Object.entries(parsed.from)).toEqual(from.map((o, p) => [String(p), o]));
+    // The chain can be checked from the lines alone: revision 2's digest covers revision 1's.
+    const recomputed = revisionDigest(2, Object.values<number>(parsed.from), parsed.config, configDigest(base));
+    expect(recomputed).toBe(parsed.digest);
   });
 
   it('builds the output topic record key and value as canonical JSON (domain.md §6)', () => {

@@ -1,11 +1,14 @@
 /**
- * `amendsctl export --manifest M --what decisions|outputs|view|quarantine`
+ * `amendsctl export --manifest M --what decisions|outputs|view|quarantine|revisions`
  * (docs/design.md#export): JSON Lines in canonical order, byte for byte the format `simulate` prints, so runs
  * compare with diff. `view` is what `amends view` holds: the highest version per
- * (item, location, day), retractions included (none before the view has run).
+ * (item, location, day), retractions included (none before the view has run). `revisions` is
+ * the configuration's chain as the database holds it (config-revise), revision 1 first.
  */
 
-import { databaseUrlFrom } from '../../io/store/postgres.js';
+import type { NamespaceConfig } from '../../domain/config.js';
+import { databaseUrlFrom, type Queryable } from '../../io/store/postgres.js';
+import { exportRevisionLines } from '../../io/store/revision-registry.js';
 import { exportViewLines } from '../../io/transport/view-queries.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
@@ -14,29 +17,40 @@ import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
 
+/** The registered revision 1 (the manifest's config, checked by digest) names the namespace. */
+type Exporter = (db: Queryable, config: NamespaceConfig) => AsyncIterable<string>;
+
 const exporters = {
-  decisions: exportDecisionLines,
-  outputs: exportOutputLines,
-  view: exportViewLines,
-  quarantine: exportQuarantineLines,
-} as const;
+  decisions: (db, config) => exportDecisionLines(db, config.namespace),
+  outputs: (db, config) => exportOutputLines(db, config.namespace),
+  view: (db, config) => exportViewLines(db, config.namespace),
+  quarantine: (db, config) => exportQuarantineLines(db, config.namespace),
+  revisions: exportRevisionLines,
+} as const satisfies Record<string, Exporter>;
 type What = keyof typeof exporters;
 
 export const exportCommand = defineCommand({
   name: 'export',
-  summary: 'print decisions, output versions, the view or quarantine as canonical JSON Lines',
-  help: `export --manifest M --what decisions|outputs|view|quarantine
+  summary: 'print decisions, outputs, the view, quarantine or config revisions as canonical JSON Lines',
+  help: `export --manifest M --what decisions|outputs|view|quarantine|revisions
 
   Prints one JSON object per line in canonical order: decisions by (partition, offset),
   output versions by (item, location, day, version), the view (\`amends view\`: the
   highest version per (item, location, day), retractions included) by (item, location,
   day), quarantine by (partition, offset) with the raw key and value bytes in base64. Decision and output lines are byte for byte
-  what \`amendsctl simulate\` prints for the same records. Needs AMENDS_DATABASE_URL and
-  a namespace registered there (by amends worker or amendsctl source-load): export only reads.
+  what \`amendsctl simulate\` prints for the same records.
+
+  revisions prints the configuration revisions the database holds (config-revise), one
+  line each, revision 1 (the manifest's config, in force from offset 0) first: its number,
+  the offset per partition it is in force from, its digest and its config as canonical
+  JSON. The chain is read from the database, so a manifest saved before a revision shows it too.
+
+  Needs AMENDS_DATABASE_URL and a namespace registered there (by amends worker or
+  amendsctl source-load): export only reads.
 
   Flags
     --manifest M   the namespace's manifest (required)
-    --what W       decisions, outputs, view or quarantine (required)
+    --what W       decisions, outputs, view, quarantine or revisions (required)
 
   Example
     $ amendsctl export --manifest manifest.json --what outputs > outputs.jsonl`,
@@ -52,12 +66,11 @@ export const exportCommand = defineCommand({
     refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const manifest = await readManifestFile(cli.flags.manifest as string);
-    const namespace = manifest.config.namespace;
     // Read-only: an unregistered namespace is refused, never registered; a manifest whose
     // digest differs from the registered one is refused too (docs/design.md#manifest).
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl export');
     try {
-      const lines = exporters[what as What](db.pool, namespace);
+      const lines = exporters[what as What](db.pool, manifest.config);
       let chunk = '';
       for await (const line of lines) {
         chunk += `${line}\n`;

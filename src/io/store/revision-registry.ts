@@ -1,11 +1,12 @@
 /**
  * A namespace's configuration revisions as stored (migration 0008), read outside the worker's
- * store session: by manifest-recover, verify, inspect, and by every command that takes a
+ * store session: by manifest-recover, verify, export, and by every command that takes a
  * manifest, which must not name revisions the database does not hold.
  */
 
 import type { Manifest, NamespaceConfig } from '../../domain/config.js';
 import type { ConfigRevision } from '../../domain/config-revision.js';
+import { revisionLines } from '../../domain/export-lines.js';
 import { invalidInput } from '../../kernel/amends-error.js';
 import type { Queryable } from './postgres.js';
 import { chainSql, type RevisionRow, revisionsOf } from './sql/config-revisions.js';
@@ -14,6 +15,11 @@ import { chainSql, type RevisionRow, revisionsOf } from './sql/config-revisions.
 export async function readRevisions(db: Queryable, base: NamespaceConfig): Promise<ConfigRevision[]> {
   const result = await db.query<RevisionRow>(chainSql, [base.namespace]);
   return revisionsOf(result.rows, base);
+}
+
+/** `export --what revisions`: the whole chain over `base`, revision 1 first (a handful of lines). */
+export async function* exportRevisionLines(db: Queryable, base: NamespaceConfig): AsyncGenerator<string> {
+  yield* revisionLines({ base, revisions: await readRevisions(db, base) });
 }
 
 /**
