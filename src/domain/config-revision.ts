@@ -99,7 +99,7 @@ export function parseRevisions(value: unknown, base: NamespaceConfig, what = 're
     const previous = { base, revisions: chain };
     const revision = latestRevision(previous) + 1;
     if (entry.revision !== revision) problems.push(`revision must be ${revision}`);
-    const from = checkFrom(entry.from, latestConfig(previous), config, problems, previous);
+    const from = checkFrom(entry.from, latestConfig(previous), problems, previous);
     problems.push(...fixedMembers(base, config));
     if (problems.length === 0) {
       const digest = revisionDigest(revision, from, config, chainDigests(previous)[revision - 2] as string);
@@ -115,13 +115,13 @@ export function parseRevisions(value: unknown, base: NamespaceConfig, what = 're
 function checkFrom(
   value: unknown,
   previousConfig: NamespaceConfig,
-  config: NamespaceConfig,
   problems: Problems,
   previous: RevisionChain,
 ): number[] {
+  // One per partition the namespace has: a revision's own `partitions` may be the very error.
   const ok =
     Array.isArray(value) &&
-    value.length === config.partitions &&
+    value.length === previousConfig.partitions &&
     value.every((o) => typeof o === 'number' && Number.isSafeInteger(o) && o >= 0);
   if (!ok) {
     problems.push(`from must list one offset ≥ 0 per partition (${previousConfig.partitions})`);

@@ -128,10 +128,13 @@ export class FastOracle {
     const verdict = (outcome: OracleOutcome) => decisionOf(record, outcome, envelope);
     const key = decodeOracleKey(record.key);
     if (!key.valid || key.item !== envelope.item || key.location !== envelope.location) return verdict('KEY_MISMATCH');
-    const state = this.stockKey(envelope.item, envelope.location, this.rulesAt(record.partition, record.offset));
-    if (!state) return verdict('UNKNOWN_KEY');
-    if (state.terms.partition !== record.partition) return verdict('ROUTING');
+    const terms = this.rulesAt(record.partition, record.offset).of(envelope.item, envelope.location);
+    if (terms === undefined) return verdict('UNKNOWN_KEY');
+    // Checked before the key's state is touched: a revision may have given a key other terms
+    // since a record of it was quarantined here, and that record says nothing of its terms.
+    if (terms.partition !== record.partition) return verdict('ROUTING');
     if (envelope.day !== undefined && envelope.day < this.config.ledger_origin) return verdict('BEFORE_ORIGIN');
+    const state = this.stockKey(envelope.item, envelope.location, terms);
     const authority = this.authorityOf(record.partition);
     let entry = authority.find(state.index, envelope.txn);
     let known: Revision | undefined;
@@ -177,13 +180,12 @@ export class FastOracle {
   }
 
   /**
-   * The key's state under `rules`, or undefined when they make it no stock key. A key nothing
-   * was applied to takes each revision's terms as they come; a decided key's terms are part of
-   * every closing published, so a revision that changes them is a broken chain.
+   * The key's state with `terms`, those of the revision in force at a record on the key's own
+   * partition. A key nothing was applied to takes each revision's terms as they come; a decided
+   * key's terms are part of every closing published, so a revision that changes them is a
+   * broken chain.
    */
-  private stockKey(item: string, location: string, rules: OracleKeyRules): KeyState | undefined {
-    const terms = rules.of(item, location);
-    if (terms === undefined) return undefined;
+  private stockKey(item: string, location: string, terms: OracleKeyTerms): KeyState {
     let state = this.keys.get(item, location);
     if (state === undefined) {
       state = { terms, decided: false, index: this.keyCount++, item, location, days: undefined };

@@ -2,9 +2,12 @@
  * Runs the verifier's fast oracle (src/verify/fast-oracle.ts) over a whole history and
  * returns what the reference oracle returns, so tests can hold the two against each other:
  * decisions by (partition, offset) without the free-text detail, versions by (item,
- * location, day, version).
+ * location, day, version). With revisions (docs/design.md#configuration-revisions), a version's
+ * status takes its key's threshold from the newest revision, as the verifier does: a key's terms
+ * never change once it has versions.
  */
 import type { NamespaceConfig } from '../../src/domain/config.js';
+import type { ConfigRevision } from '../../src/domain/config-revision.js';
 import type { Decision } from '../../src/domain/decision.js';
 import { sortOutputVersions } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
@@ -15,9 +18,10 @@ import { OracleKeyRules } from '../../src/verify/oracle-key-terms.js';
 export function runFastOracle(
   config: NamespaceConfig,
   records: readonly SourceRecord[],
+  revisions: readonly ConfigRevision[] = [],
 ): { decisions: Decision[]; versions: OutputVersion[] } {
-  const oracle = new FastOracle(config);
-  const rules = new OracleKeyRules(config);
+  const oracle = new FastOracle(config, revisions);
+  const rules = new OracleKeyRules(revisions[revisions.length - 1]?.config ?? config);
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   const versions: OutputVersion[] = [];
   let open: number | undefined;

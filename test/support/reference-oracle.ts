@@ -8,6 +8,11 @@
  * which key is a stock key and where it belongs is `termsOf` below): after every APPLIED decision it rebuilds
  * S(K) from scratch from the authority map and diffs it against the previous S(K).
  * That costs O(transactions of the key) per APPLIED record: the price of obviousness.
+ *
+ * Configuration revisions (docs/design.md#configuration-revisions) are read here too, by its
+ * own lookup (`inForce`), never the worker's config-revision.ts: each record is judged under the
+ * newest revision whose position on its partition is at or before its offset, and a key takes
+ * the terms in force until its first APPLIED decision binds them.
  */
 import { canonicalJson, compareCodePoints } from '../../src/domain/canonical-json.js';
 import type { NamespaceConfig } from '../../src/domain/config.js';
@@ -31,6 +36,12 @@ interface Revision {
   op: 'post' | 'cancel';
   day: string | undefined;
   qty: number | undefined;
+}
+
+/** A revision after the first, as this oracle needs it: where it starts, and its configuration. */
+export interface ReferenceRevision {
+  from: readonly number[];
+  config: NamespaceConfig;
 }
 
 type Balances = Map<string, { closing: number; status: BalanceStatus }>;
@@ -67,8 +78,15 @@ const quarantine: Record<Outcome, boolean> = {
   APPLIED: false,
 };
 
-/** `records`: every record of every partition; each partition's records must have distinct offsets. */
-export function runOracle(config: NamespaceConfig, records: readonly SourceRecord[]): OracleResult {
+/**
+ * `records`: every record of every partition; each partition's records must have distinct offsets.
+ * `revisions`: revisions 2… in order, `config` being revision 1.
+ */
+export function runOracle(
+  config: NamespaceConfig,
+  records: readonly SourceRecord[],
+  revisions: readonly ReferenceRevision[] = [],
+): OracleResult {
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   for (let i = 1; i < ordered.length; i++) {
     const [prev, next] = [ordered[i - 1], ordered[i]];
@@ -80,7 +98,7 @@ export function runOracle(config: NamespaceConfig, records: readonly SourceRecor
   const decisions: Decision[] = [];
   const versions: OutputVersion[] = [];
   for (const record of ordered) {
-    const { decision, created } = judge(config, ledgers, record);
+    const { decision, created } = judge(inForce(config, revisions, record), ledgers, record);
     decisions.push(decision);
     versions.push(...created);
   }
@@ -109,14 +127,27 @@ function termsOf(config: NamespaceConfig, item: string, location: string): Terms
   return { item, location, partition, opening: terms.opening, threshold: terms.threshold };
 }
 
-function ledgerOf(config: NamespaceConfig, ledgers: Map<string, KeyLedger>, item: string, location: string) {
-  const id = JSON.stringify([item, location]);
-  let ledger = ledgers.get(id);
-  if (ledger === undefined) {
-    const terms = termsOf(config, item, location);
-    if (terms === undefined) return undefined;
-    ledger = { config: terms, authority: new Map(), balances: new Map(), versionCounts: new Map() };
-    ledgers.set(id, ledger);
+/** The configuration the record is judged under: the last revision listed that starts at or before it. */
+function inForce(config: NamespaceConfig, revisions: readonly ReferenceRevision[], record: SourceRecord) {
+  let found = config;
+  for (const r of revisions) if ((r.from[record.partition] ?? 0) <= record.offset) found = r.config;
+  return found;
+}
+
+/** The key's ledger; a key without authority takes `terms`, a key with authority must already have them. */
+function ledgerOf(ledgers: Map<string, KeyLedger>, terms: Terms): KeyLedger {
+  const id = JSON.stringify([terms.item, terms.location]);
+  const ledger = ledgers.get(id) ?? {
+    config: terms,
+    authority: new Map(),
+    balances: new Map(),
+    versionCounts: new Map(),
+  };
+  ledgers.set(id, ledger);
+  if (ledger.authority.size === 0) ledger.config = terms;
+  const bound = ledger.config;
+  if (bound.partition !== terms.partition || bound.opening !== terms.opening || bound.threshold !== terms.threshold) {
+    throw new Error(`oracle: a revision changes the terms of ${terms.item}@${terms.location}, which has authority`);
   }
   return ledger;
 }
@@ -152,13 +183,13 @@ function judge(
   if (key.item !== envelope.item || key.location !== envelope.location) {
     return verdict('KEY_MISMATCH', envelope, 'record key and envelope name different stock keys');
   }
-  const ledger = ledgerOf(config, ledgers, envelope.item, envelope.location);
-  if (!ledger) return verdict('UNKNOWN_KEY', envelope, 'stock key not configured');
-  if (ledger.config.partition !== record.partition)
-    return verdict('ROUTING', envelope, 'record on the wrong partition');
+  const terms = termsOf(config, envelope.item, envelope.location);
+  if (!terms) return verdict('UNKNOWN_KEY', envelope, 'stock key not configured');
+  if (terms.partition !== record.partition) return verdict('ROUTING', envelope, 'record on the wrong partition');
   if (envelope.op === 'post' && envelope.day < config.ledger_origin) {
     return verdict('BEFORE_ORIGIN', envelope, 'post before the ledger origin');
   }
+  const ledger = ledgerOf(ledgers, terms);
 
   const known = ledger.authority.get(envelope.txn);
   if (known && envelope.rev < known.rev) return verdict('STALE', envelope, '');

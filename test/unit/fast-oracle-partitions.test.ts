@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { Murmur2ConfigV2 } from '../../src/domain/config.js';
+import { baseChain, nextRevision } from '../../src/domain/config-revision.js';
+import { murmur2Partition } from '../../src/domain/murmur2.js';
+import { canonicalKeyBytes } from '../../src/domain/stock-key-terms.js';
 import { FastOracle } from '../../src/verify/fast-oracle.js';
 import { ledgerRecord, testConfig } from './ledger-test-kit.js';
 
@@ -32,5 +36,33 @@ describe('the fast oracle, partition by partition', () => {
     oracle.judge(ledgerRecord(2, { ...gadget, txn: 'T2', day: '2026-03-01', qty: 2 }), collect);
     // widget (opening 100) on partition 0; gadget (opening 0) on 1, its earlier day moving the later one.
     expect(versions).toEqual(['0 2026-03-02 v1 105', '1 2026-03-02 v1 5', '1 2026-03-01 v1 2', '1 2026-03-02 v2 7']);
+  });
+
+  it('judges a ROUTING record under its own revision, whatever terms its key was decided on since', () => {
+    // A real run: the misrouted record on `other` is quarantined under revision 1; config-revise
+    // then changes the default rule at the frontiers; the key's first post on its own partition
+    // is APPLIED under revision 2. Judging the key's own partition first must not call that a
+    // change of a decided key's terms: the ROUTING record says nothing of them.
+    const base: Murmur2ConfigV2 = {
+      ...testConfig,
+      schema_version: 2,
+      partitioner: 'murmur2',
+      default_stock_key: { opening: 1, threshold: 0 },
+      stock_keys: [],
+    };
+    const revised: Murmur2ConfigV2 = { ...base, default_stock_key: { opening: 50, threshold: 0 } };
+    const own = murmur2Partition(canonicalKeyBytes('ghost', 'nowhere'), base.partitions);
+    const other = 1 - own;
+    const from = [0, 0];
+    from[other] = 1;
+    const oracle = new FastOracle(base, [nextRevision(baseChain(base), from, revised)]);
+    const closings: (number | null)[] = [];
+    const onVersion = (v: { closing: number | null }) => closings.push(v.closing);
+    const post = { item: 'ghost', location: 'nowhere', txn: 'T1', rev: 1, day: '2026-03-02', qty: 1 };
+    expect(oracle.judge(ledgerRecord(0, post, own), onVersion).outcome).toBe('APPLIED');
+    oracle.partitionJudged(own);
+    expect(oracle.judge(ledgerRecord(0, post, other), onVersion).outcome).toBe('ROUTING');
+    // Revision 2's opening 50, plus 1.
+    expect(closings).toEqual([51]);
   });
 });

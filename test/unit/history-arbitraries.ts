@@ -43,13 +43,13 @@ export const v1Config = parseNamespaceConfig({
 }) as NamespaceConfigV1;
 
 /** Never listed: UNKNOWN_KEY without a default rule, stock keys with one. */
-const unlistedKeys = [
+export const unlistedKeys = [
   { item: 'ghost', location: 'nowhere' },
   { item: 'drifter', location: 'berlin' },
   { item: 'widget', location: 'paris' },
 ];
 
-const termsArb = fc.record({
+export const termsArb = fc.record({
   opening: fc.integer({ min: -50, max: 120 }),
   threshold: fc.integer({ min: -5, max: 40 }),
 });
