@@ -86,6 +86,18 @@ export function pinDecided(
   return { config, pinned: pins.map(({ item, location }) => ({ item, location })) };
 }
 
+/**
+ * Refuses a revision that, pins included, gives every key the terms it has now: only keys
+ * reordered, a decided key dropped and pinned back, a null default for an absent one.
+ */
+export function refuseNoEffect(previous: NamespaceConfig, revised: NamespaceConfig, pinned: number, what: string) {
+  const effect = changedTerms(previous, revised);
+  if (effect.listed.length > 0 || effect.defaultChanged) return;
+  const keys = pinned === 1 ? 'key' : 'keys';
+  const kept = pinned === 0 ? '' : ` (with the ${pinned} decided ${keys} it would change kept as they are)`;
+  throw invalidInput(`${what}: it gives every key the terms it has now${kept}; a revision must change something`);
+}
+
 function pinOf(config: NamespaceConfig, t: StockKeyTerms): StockKeyConfig | StockKeyOverride {
   const { item, location, opening, threshold } = t;
   const table = config.schema_version === 1 || config.partitioner === 'table';

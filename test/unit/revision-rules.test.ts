@@ -15,7 +15,7 @@ import {
 } from '../../src/domain/config.js';
 import { baseChain } from '../../src/domain/config-revision.js';
 import { murmur2Partition } from '../../src/domain/murmur2.js';
-import { changedTerms, pinDecided, revisedConfig } from '../../src/domain/revision-rules.js';
+import { changedTerms, pinDecided, refuseNoEffect, revisedConfig } from '../../src/domain/revision-rules.js';
 import { canonicalKeyBytes, stockKeyTerms } from '../../src/domain/stock-key-terms.js';
 import { chain, fileOf, murmurBase, refusal, rev2Config, rev3Config, tableBase } from './revision-test-kit.js';
 
@@ -142,6 +142,32 @@ describe('pinDecided: a key with decisions keeps its terms', () => {
     const pin = { ...gadget, partition: 1, opening: 0, threshold: 5 };
     expect(made).toEqual({ config: { ...next, stock_keys: [pin] }, pinned: [gadget] });
     expect(terms(made.config, widget)).toBeUndefined();
+  });
+});
+
+describe("refuseNoEffect: a revision must change some key's terms, pins included", () => {
+  it('refuses a table revision that only drops a decided key, which the pin puts back', () => {
+    const gadgetOnly: TableConfigV2 = {
+      ...tableBase,
+      stock_keys: tableBase.stock_keys.filter((k) => k.item === 'gadget'),
+    };
+    const made = pinDecided(tableBase, gadgetOnly, [widget]);
+    expect(made.pinned).toEqual([widget]);
+    expect(refusal(() => refuseNoEffect(tableBase, made.config, made.pinned.length, what))).toBe(
+      `${what}: it gives every key the terms it has now (with the 1 decided key it would change kept as they are); a revision must change something`,
+    );
+  });
+
+  it('refuses keys reordered; takes a change of a key without decisions', () => {
+    const reordered = { ...tableBase, stock_keys: [...tableBase.stock_keys].reverse() } as TableConfigV2;
+    expect(refusal(() => refuseNoEffect(tableBase, reordered, 0, what))).toBe(
+      `${what}: it gives every key the terms it has now; a revision must change something`,
+    );
+    const moved = {
+      ...tableBase,
+      stock_keys: [...tableBase.stock_keys, { ...bolt, partition: 0, opening: 1, threshold: 1 }],
+    };
+    expect(() => refuseNoEffect(tableBase, moved as TableConfigV2, 0, what)).not.toThrow();
   });
 });
 

@@ -14,7 +14,7 @@ import type pg from 'pg';
 import { canonicalJson } from '../../domain/canonical-json.js';
 import type { ConfigFile, Manifest, NamespaceConfig } from '../../domain/config.js';
 import { type ConfigRevision, latestConfig, nextRevision, type RevisionChain } from '../../domain/config-revision.js';
-import { changedTerms, type KeyRef, pinDecided, revisedConfig } from '../../domain/revision-rules.js';
+import { changedTerms, type KeyRef, pinDecided, refuseNoEffect, revisedConfig } from '../../domain/revision-rules.js';
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import { textArray } from './array-literal.js';
 import { namespaceId } from './namespace-registry.js';
@@ -60,6 +60,7 @@ async function appendRevision(client: Client, base: NamespaceConfig, file: Confi
   const next = revisedConfig(chain, file, what);
   const decided = await decidedKeys(client, await namespaceId(client, namespace), previous, next);
   const { config, pinned } = pinDecided(previous, next, decided);
+  refuseNoEffect(previous, config, pinned.length, what);
   const revision = nextRevision(chain, from, config);
   const text = canonicalJson(config);
   await client.query(appendRevisionSql, [namespace, revision.revision, `{${from.join(',')}}`, text, revision.digest]);
