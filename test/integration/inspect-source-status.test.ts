@@ -52,11 +52,11 @@ function expectNoEnds(inspection: Inspection): void {
   }
 }
 
-/** The human table's partition rows show "-" for end and lag. */
+/** The human table's partition rows (partition, epoch, frontier, revision, end, lag …) show "-" for end and lag. */
 function expectNoEndsShown(lines: string[], partitions: number): void {
   for (let p = 0; p < partitions; p++) {
     const row = lines.find((l) => new RegExp(`^${p}\\s`).test(l));
-    expect(row, lines.join('\n')).toMatch(new RegExp(`^${p}\\s+\\d+\\s+\\d+\\s+-\\s+-\\s`));
+    expect(row, lines.join('\n')).toMatch(new RegExp(`^${p}\\s+\\d+\\s+\\d+\\s+\\d+\\s+-\\s+-\\s`));
   }
 }
 

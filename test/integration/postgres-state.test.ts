@@ -952,7 +952,7 @@ describe('PostgresState: cost follows the work, not the history', () => {
       await session.query('SET plan_cache_mode = force_generic_plan');
       for (const [name, sql, parameters] of [
         ['amends_plan_window', loadWindowSql, 8],
-        ['amends_plan_commit', commitBatchSql, 49],
+        ['amends_plan_commit', commitBatchSql, 50],
       ] as const) {
         await session.query(`PREPARE ${name} AS ${sql}`);
         const nulls = Array.from({ length: parameters }, () => 'NULL').join(', ');

@@ -18,6 +18,7 @@ import { changedTerms, type KeyRef, pinDecided, refuseNoEffect, revisedConfig } 
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import { textArray } from './array-literal.js';
 import { namespaceId } from './namespace-registry.js';
+import { withPooledClient } from './pooled-client.js';
 import type { Database } from './postgres.js';
 import { readRevisions } from './revision-registry.js';
 import { appendRevisionSql, decidedAmongSql, decidedKeysSql, lockPartitionsSql } from './sql/config-revisions.js';
@@ -37,18 +38,17 @@ export async function reviseConfig(
   file: ConfigFile,
   what: string,
 ): Promise<RevisionMade> {
-  const client = await db.pool.connect();
-  try {
+  return withPooledClient(db.pool, async (client) => {
     await client.query('BEGIN');
-    const made = await appendRevision(client, manifest.config, file, what);
-    await client.query('COMMIT');
-    return made;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    try {
+      const made = await appendRevision(client, manifest.config, file, what);
+      await client.query('COMMIT');
+      return made;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  });
 }
 
 async function appendRevision(client: Client, base: NamespaceConfig, file: ConfigFile, what: string) {
