@@ -2,13 +2,16 @@
  * Configuration revisions end to end (docs/design.md#configuration-revisions): a running worker
  * takes a revision up without a restart; a record for a new key before the revision is
  * UNKNOWN_KEY and one after it is APPLIED on the revision's terms; an override that would
- * change a decided key is refused, naming it; verify, inspect, manifest-recover and simulate
- * all see the chain.
+ * change a decided key is refused, naming it; verify, inspect, manifest-recover, simulate,
+ * export --what revisions and the dashboard's database feed all see the chain.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseManifest, parseNamespaceConfig } from '../../src/domain/config.js';
+import { canonicalJson } from '../../src/domain/canonical-json.js';
+import { configDigest, type Manifest, parseManifest, parseNamespaceConfig } from '../../src/domain/config.js';
 import { baseChain, nextRevision } from '../../src/domain/config-revision.js';
 import { manifestText } from '../../src/domain/manifest-text.js';
+import { DashboardFeed } from '../../src/tui/dashboard-feed.js';
+import { DashboardStore } from '../../src/tui/dashboard-store.js';
 import { requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
@@ -20,8 +23,10 @@ import {
   scratchFile,
   startWorker,
   stopAllWorkers,
+  type TestSource,
   workerEnv,
 } from '../support/worker-process.js';
+import { header } from '../tui/fixtures.js';
 
 const topics = new Set<string>();
 const probe = new StoreProbe();
@@ -61,6 +66,44 @@ const gadgetPost = (txn: string) => ({
   value: post(txn, 1, day, 4, 'gadget', 'paris'),
 });
 
+/** export --what revisions (with the old manifest and the new) and the dashboard's database feed show the chain. */
+async function expectRevisionsShown(source: TestSource, revised: Manifest): Promise<void> {
+  const second = revised.revisions?.[0];
+  const exportRevisions = async (path: string) =>
+    (await amendsctl(['export', '--manifest', path, '--what', 'revisions']))
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+  const lines = await exportRevisions(source.manifestPath);
+  expect(lines.map((l) => [l.type, l.revision, l.from, l.digest])).toEqual([
+    ['revision', 1, { '0': 0, '1': 0 }, configDigest(source.manifest.config)],
+    ['revision', 2, { '0': 2, '1': 1 }, second?.digest],
+  ]);
+  expect(canonicalJson(lines[1]?.config)).toBe(canonicalJson(second?.config));
+  const revisedPath = scratchFile(`${source.namespace}.shown.json`, manifestText(revised));
+  expect(await exportRevisions(revisedPath)).toEqual(lines);
+
+  const partitionCount = source.manifest.config.partitions;
+  const store = new DashboardStore({ header: { ...header, namespace: source.namespace }, partitionCount });
+  const feed = new DashboardFeed({
+    db: probe.pool,
+    namespace: source.namespace,
+    sourceTopic: source.topic,
+    partitionCount,
+    brokers: null,
+    store,
+  });
+  try {
+    await feed.pollOnce();
+    store.flush();
+    expect(store.getSnapshot().data.feedError).toBeNull();
+    expect(store.getSnapshot().data.partitions.map((p) => p.configRevision)).toEqual([2, 2]);
+  } finally {
+    await feed.stop();
+    store.dispose();
+  }
+}
+
 interface Line {
   partition: number;
   offset: number;
@@ -70,13 +113,14 @@ interface Line {
 describe('amendsctl config-revise', () => {
   it('a running worker decides under the new revision from its positions on; verify PASS', async () => {
     const source = await createSource(topics);
-    const before = [widgetPost('W1'), gadgetPost('G1')];
+    // Two frontiers that differ: each partition's position is its own.
+    const before = [widgetPost('W1'), widgetPost('W0'), gadgetPost('G1')];
     const beforeOffsets = await producer.send(source.topic, before);
     startWorker({ manifestPath: source.manifestPath });
     await probe.waitForFrontiers(
       source.namespace,
       new Map([
-        [0, 1],
+        [0, 2],
         [1, 1],
       ]),
     );
@@ -92,10 +136,10 @@ describe('amendsctl config-revise', () => {
       ['config-revise', '--manifest', source.manifestPath, '--config', configFile([widget, gadget])],
       { ...workerEnv },
     );
-    expect(revised.stderr).toBe(`config-revise: revision 2 of namespace ${source.namespace} in force from 0:1 1:1\n`);
+    expect(revised.stderr).toBe(`config-revise: revision 2 of namespace ${source.namespace} in force from 0:2 1:1\n`);
     expect(revised.code).toBe(0);
     const manifest = parseManifest(JSON.parse(revised.stdout));
-    expect(manifest.revisions?.map((r) => [r.revision, r.from])).toEqual([[2, [1, 1]]]);
+    expect(manifest.revisions?.map((r) => [r.revision, r.from])).toEqual([[2, [2, 1]]]);
     const revisedPath = scratchFile(`${source.namespace}.revised.json`, revised.stdout);
 
     const after = [widgetPost('W2'), gadgetPost('G2')];
@@ -103,7 +147,7 @@ describe('amendsctl config-revise', () => {
     await probe.waitForFrontiers(
       source.namespace,
       new Map([
-        [0, 2],
+        [0, 3],
         [1, 2],
       ]),
     );
@@ -126,6 +170,7 @@ describe('amendsctl config-revise', () => {
     const inspected = JSON.parse(await amendsctl(['inspect', '--manifest', source.manifestPath, '--json']));
     expect(inspected.partitions.map((p: { config_revision: number }) => p.config_revision)).toEqual([2, 2]);
     expect(await amendsctl(['manifest-recover', '--namespace', source.namespace])).toBe(revised.stdout);
+    await expectRevisionsShown(source, manifest);
   });
 
   it('refuses a manifest whose revisions the database does not hold', async () => {

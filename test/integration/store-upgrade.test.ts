@@ -277,12 +277,12 @@ describe('upgrading a database written by an older build', () => {
     });
   });
 
-  it('schema 7: converted in place (0008, revision 1): rows unchanged, verify PASS, workers, relay and view go on', async () => {
+  // 0008 touches neither the outbox nor the relay cursors: schema 6's case runs the transport.
+  it('schema 7: converted in place (0008, revision 1): rows unchanged, verify PASS, workers go on', async () => {
     await upgradeAndGoOn({
       schema: 7,
       write: writeAsSchemaV7,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
-      transport: true,
     });
   });
 });
