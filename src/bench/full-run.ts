@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Manifest } from '../domain/config.js';
 import { ledgerBacklog } from '../domain/ledger-traffic.js';
 import { listedStockKeys } from '../domain/stock-key-terms.js';
+import { defaultBatchSize } from '../machines/limits.js';
 import { profileAttempts } from './attempt-log-profile.js';
 import { type BaselineResult, measureBaseline } from './baseline-throughput.js';
 import { type BenchContext, repoRoot } from './bench-context.js';
@@ -173,6 +174,12 @@ async function measureLiveChain(ctx: BenchContext, batchSize: number, options: B
   return { latency, hops, loadDuringLatency, recovery };
 }
 
+/** The default batch size's run as a share of the best run (null when the sweep left it out). */
+function defaultRatio(runs: readonly { batch_size: number; rps: number }[], bestRps: number): number | null {
+  const run = runs.find((r) => r.batch_size === defaultBatchSize);
+  return run === undefined ? null : run.rps / bestRps;
+}
+
 function throughputFigures(
   t: Throughput,
   baselines: Record<'naive' | 'floor' | 'connect', BaselineResult>,
@@ -186,6 +193,8 @@ function throughputFigures(
     batch1_profile: profileAttempts(t.batch1Logs),
     batch1_bounds: { durable_commit_floor: t.commitFloor, source_observation: t.observation },
     best: { batch_size: best.batch_size, rps: best.rps, rps_per_worker: best.rps_per_worker },
+    default_batch_size: defaultBatchSize,
+    ratio_default_to_best: defaultRatio(t.runs, best.rps),
     naive_rps: naive.rps,
     ratio_best_to_naive: best.rps / naive.rps,
     floor_rps: floor.rps,

@@ -57,7 +57,10 @@ const workerHelp = `worker --manifest M [--batch-size N] [--instance-id ID] [--o
 
   Flags
     --manifest M               the manifest printed by source-create (required)
-    --batch-size N             records per poll and per transaction (default ${defaultBatchSize})
+    --batch-size N             the most records one poll takes and one transaction decides
+                               (default ${defaultBatchSize}); a poll takes what is queued and waits
+                               only for the first record, so a quiet source is not delayed;
+                               1: one record per transaction
     --instance-id ID           static group membership (KIP-345): a restarted worker with
                                the same id gets its partitions back without a rebalance
     --session-timeout-ms N     group session timeout (default ${defaultSessionTimeoutMs}, the broker minimum)
@@ -70,7 +73,7 @@ ${observabilityFlagsHelp(workerHelpColumn)}
                                the JSON log lines then go to artifacts/logs/worker-<id>.jsonl
 
   Example
-    $ amends worker --manifest manifest.json --batch-size 500 --instance-id worker-a`;
+    $ amends worker --manifest manifest.json --instance-id worker-a`;
 
 const workerFlags = {
   ...processFlags,
