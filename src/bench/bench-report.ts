@@ -4,7 +4,6 @@
  * scale run (`--scale`, issue 13) has a result of its own: its figures under "scale".
  */
 
-import { defaultBatchSize } from '../machines/limits.js';
 import type { AttemptProfile } from './attempt-log-profile.js';
 import type { BaselineResult } from './baseline-throughput.js';
 import type { CommitFloor } from './commit-floor.js';
