@@ -353,7 +353,8 @@ describe('amends worker: raw bytes and broker coordinates', () => {
     expect(offsetsOf(aborted, 0)).toEqual([3, 4]);
     expect(offsetsOf(committed, 1)).toEqual([0, 4]);
 
-    const worker = startWorker({ manifestPath: source.manifestPath });
+    // One record per batch, so each commit's frontier shows the jump over its gap.
+    const worker = startWorker({ manifestPath: source.manifestPath, batchSize: 1 });
     await probe.waitForFrontiers(
       source.namespace,
       new Map([
@@ -401,7 +402,8 @@ describe('amends worker: raw bytes and broker coordinates', () => {
       );
     expect((await readCommittedEnd()).get(0)).toBe(6);
 
-    const first = startWorker({ manifestPath: source.manifestPath });
+    // One record per batch: the attempts name each decided offset.
+    const first = startWorker({ manifestPath: source.manifestPath, batchSize: 1 });
     await probe.waitForFrontiers(source.namespace, new Map([[0, 2]]), 30_000);
     // No positive signal exists for "fetched the tail and decided nothing": give the poll loop
     // (250 ms polls) a second, then check that nothing moved and the worker still runs.
