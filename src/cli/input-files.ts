@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type Manifest, parseManifest } from '../domain/config.js';
-import { decodeUtf8 } from '../domain/strict-json.js';
+import { decodeUtf8, parseStrictJsonText } from '../domain/strict-json.js';
 import { invalidInput, usageError } from '../kernel/amends-error.js';
 import { errorMessage } from '../kernel/error-message.js';
 
@@ -52,12 +52,28 @@ export async function readInputText(path: string, what: string): Promise<string>
  */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
   const text = await readInputText(path, what);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped here
     const reason = errorMessage(error).replace(/[\u0000-\u001f]/g, (c) => JSON.stringify(c).slice(1, -1));
     throw invalidInput(`${what} ${inputName(path)}: not valid JSON (${reason})`);
+  }
+  refuseDuplicateMembers(text, `${what} ${inputName(path)}`);
+  return value;
+}
+
+/**
+ * JSON.parse keeps the last of two members with one name, so a configuration that says
+ * `"opening"` twice would be read as whichever came last: refused instead (issue 35), found
+ * by the strict decoder that judges envelopes (strict-json.ts), which names the member and
+ * where it is.
+ */
+function refuseDuplicateMembers(text: string, what: string): void {
+  const strict = parseStrictJsonText(text);
+  if (!strict.ok && strict.detail.startsWith('duplicate member')) {
+    throw invalidInput(`${what}: ${strict.detail}: say each member once`);
   }
 }
 

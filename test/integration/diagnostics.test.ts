@@ -73,6 +73,16 @@ describe('a manifest that is not JSON', () => {
     );
   });
 
+  it('refuses a member given twice, naming it and where, which JSON.parse would resolve silently', async () => {
+    const path = join(scratch, 'twice.json');
+    writeFileSync(path, '{"source_topic": "a", "config": {}, "source_topic": "b"}');
+    const result = await runAmendsctl(['simulate', '--manifest', path, '--file', path]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `amendsctl simulate: manifest ${path}: duplicate member "source_topic" at byte 36: say each member once\n`,
+    );
+  });
+
   it('names the manifest once for a member problem', async () => {
     const path = join(scratch, 'unknown-member.json');
     writeFileSync(path, '{"a":1}');
