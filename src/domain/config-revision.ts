@@ -45,9 +45,14 @@ export function latestConfig(chain: RevisionChain): NamespaceConfig {
   return chain.revisions[chain.revisions.length - 1]?.config ?? chain.base;
 }
 
+/** The chain a manifest carries: its `config` and any `revisions` (config-revise, manifest-recover). */
+export function manifestChain(manifest: Manifest): RevisionChain {
+  return { base: manifest.config, revisions: manifest.revisions ?? [] };
+}
+
 /** The newest configuration a manifest carries: its last revision's, or its own. */
 export function newestConfigOf(manifest: Manifest): NamespaceConfig {
-  return manifest.revisions?.[manifest.revisions.length - 1]?.config ?? manifest.config;
+  return latestConfig(manifestChain(manifest));
 }
 
 /** The revision in force at (partition, offset): the newest whose position there is at or before it. */
@@ -71,16 +76,15 @@ export function revisionDigest(revision: number, from: readonly number[], config
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The digest of each revision, revision 1's first. */
-export function chainDigests(chain: RevisionChain): string[] {
-  return [configDigest(chain.base), ...chain.revisions.map((r) => r.digest)];
+/** The newest revision's digest: what the next one chains to. */
+function latestDigest(chain: RevisionChain): string {
+  return chain.revisions[chain.revisions.length - 1]?.digest ?? configDigest(chain.base);
 }
 
 /** A revision that extends `chain`, its digest computed. */
 export function nextRevision(chain: RevisionChain, from: number[], config: NamespaceConfig): ConfigRevision {
   const revision = latestRevision(chain) + 1;
-  const previous = chainDigests(chain)[revision - 2] as string;
-  return { revision, from, config, digest: revisionDigest(revision, from, config, previous) };
+  return { revision, from, config, digest: revisionDigest(revision, from, config, latestDigest(chain)) };
 }
 
 /**
@@ -99,35 +103,29 @@ export function parseRevisions(value: unknown, base: NamespaceConfig, what = 're
     const previous = { base, revisions: chain };
     const revision = latestRevision(previous) + 1;
     if (entry.revision !== revision) problems.push(`revision must be ${revision}`);
-    const from = checkFrom(entry.from, latestConfig(previous), problems, previous);
+    const from = checkFrom(entry.from, base.partitions, chain[chain.length - 1], problems);
     problems.push(...fixedMembers(base, config));
     if (problems.length === 0) {
-      const digest = revisionDigest(revision, from, config, chainDigests(previous)[revision - 2] as string);
-      if (entry.digest !== digest)
-        problems.push(`digest must be ${digest} (the chain's SHA-256), got ${String(entry.digest)}`);
-      else chain.push({ revision, from, config, digest });
+      const made = nextRevision(previous, from, config);
+      if (entry.digest !== made.digest)
+        problems.push(`digest must be ${made.digest} (the chain's SHA-256), got ${String(entry.digest)}`);
+      else chain.push(made);
     }
     if (problems.length > 0) throw invalidInput(`${where}: ${problems.join('; ')}`);
   }
   return chain;
 }
 
-function checkFrom(
-  value: unknown,
-  previousConfig: NamespaceConfig,
-  problems: Problems,
-  previous: RevisionChain,
-): number[] {
-  // One per partition the namespace has: a revision's own `partitions` may be the very error.
+/** One offset per partition the namespace has (a revision's own `partitions` may be the very error), none below `last`'s. */
+function checkFrom(value: unknown, partitions: number, last: ConfigRevision | undefined, problems: Problems): number[] {
   const ok =
     Array.isArray(value) &&
-    value.length === previousConfig.partitions &&
+    value.length === partitions &&
     value.every((o) => typeof o === 'number' && Number.isSafeInteger(o) && o >= 0);
   if (!ok) {
-    problems.push(`from must list one offset ≥ 0 per partition (${previousConfig.partitions})`);
+    problems.push(`from must list one offset ≥ 0 per partition (${partitions})`);
     return [];
   }
-  const last = previous.revisions[previous.revisions.length - 1];
   for (const [p, o] of (value as number[]).entries()) {
     const floor = last?.from[p] ?? 0;
     if (o < floor) problems.push(`from[${p}] is ${o}, below revision ${last?.revision}'s ${floor}`);

@@ -9,7 +9,6 @@ import { configDigest, type Murmur2ConfigV2, type NamespaceConfig, parseManifest
 import {
   baseChain,
   type ConfigRevision,
-  chainDigests,
   configAt,
   fixedMembers,
   latestConfig,
@@ -72,7 +71,6 @@ describe('the revision in force at (partition, offset)', () => {
 describe('digests chain the revisions', () => {
   it("revision 1's digest is its configuration's; each later one covers the one before", () => {
     const base = configDigest(murmurBase);
-    expect(chainDigests(chain)).toEqual([base, rev2.digest, rev3.digest]);
     expect(rev2.digest).toBe(revisionDigest(2, rev2From, rev2Config, base));
     expect(rev3.digest).toBe(revisionDigest(3, rev3From, rev3Config, rev2.digest));
   });

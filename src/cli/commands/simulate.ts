@@ -3,7 +3,7 @@
  * Runs the worker's incremental engine over the file's records and prints all decision
  * lines, then all output lines, in export's canonical order and format.
  */
-import { configAt, latestConfig, type RevisionChain } from '../../domain/config-revision.js';
+import { configAt, latestConfig, manifestChain } from '../../domain/config-revision.js';
 import { decide } from '../../domain/decide.js';
 import type { Decision } from '../../domain/decision.js';
 import { decisionLine, outputLine, sortDecisions, sortOutputVersions } from '../../domain/export-lines.js';
@@ -45,7 +45,7 @@ export const simulateCommand = defineCommand({
   },
   async run(cli, io) {
     const manifest = await readManifestFile(cli.flags.manifest);
-    const chain: RevisionChain = { base: manifest.config, revisions: manifest.revisions ?? [] };
+    const chain = manifestChain(manifest);
     const records = parseSimulationInput(await readInputText(cli.flags.file, 'file'), latestConfig(chain));
     const state: LedgerState = new Map();
     const decisions: Decision[] = [];
