@@ -10,14 +10,13 @@
 import { invalidInput } from '../kernel/amends-error.js';
 import {
   type ConfigFile,
-  configDigest,
   type NamespaceConfig,
   parseNamespaceConfig,
   type StockKeyConfig,
   type StockKeyOverride,
   stockKeyId,
 } from './config.js';
-import { fixedMembers, latestConfig, latestRevision, type RevisionChain } from './config-revision.js';
+import { fixedMembers, type RevisionChain } from './config-revision.js';
 import { type StockKeyTerms, stockKeyTerms } from './stock-key-terms.js';
 
 export interface KeyRef {
@@ -37,12 +36,7 @@ export function revisedConfig(chain: RevisionChain, file: ConfigFile, what: stri
   const config = parseNamespaceConfig({ namespace, ...file, partitions, source_incarnation }, what);
   const problems = fixedMembers(chain.base, config);
   if (problems.length > 0) throw invalidInput(`${what}: ${problems.join('; ')}`);
-  const latest = latestConfig(chain);
-  if (configDigest(config) === configDigest(latest)) {
-    throw invalidInput(
-      `${what}: it is revision ${latestRevision(chain)} as it stands; a revision must change something`,
-    );
-  }
+  // Whether it changes anything is refuseNoEffect's to say, once the decided keys are pinned.
   return config;
 }
 

@@ -4,8 +4,9 @@
  * the engine is deciding, at each partition's frontier (or further into the gap before the
  * partition's next record, as a frontier past skipped offsets is), a whole configuration drawn
  * at random goes through revisedConfig, then pinDecided with the keys the engine has decided
- * (those changedTerms names, or all of them when the default rule changes). A draw refused for
- * changing a decided key, or one that changes nothing, is skipped, as the command refuses it.
+ * (those changedTerms names, or all of them when the default rule changes), then refuseNoEffect,
+ * in config-revise's order. A draw refused for changing a decided key, or one that changes no
+ * key's terms once pinned, is skipped, as the command refuses it.
  */
 import fc from 'fast-check';
 import { type ConfigFile, type NamespaceConfig, stockKeyId } from '../../src/domain/config.js';
@@ -21,7 +22,13 @@ import { decide } from '../../src/domain/decide.js';
 import type { Decision } from '../../src/domain/decision.js';
 import type { LedgerState } from '../../src/domain/ledger-state.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
-import { changedTerms, type KeyRef, pinDecided, revisedConfig } from '../../src/domain/revision-rules.js';
+import {
+  changedTerms,
+  type KeyRef,
+  pinDecided,
+  refuseNoEffect,
+  revisedConfig,
+} from '../../src/domain/revision-rules.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { type Scenario, scenarioArb, termsArb, unlistedKeys, v1Config } from './history-arbitraries.js';
 
@@ -148,11 +155,13 @@ function unlessRefused<T>(make: () => T, refusal: RegExp): T | undefined {
 function revise(chain: RevisionChain, draw: RevisionDraw, from: number[], state: LedgerState) {
   const previous = latestConfig(chain);
   const file = drawnFile(previous, draw, decidedIds(state));
-  const next = unlessRefused(() => revisedConfig(chain, file, 'drawn revision'), /a revision must change something/);
-  if (next === undefined) return 'unchanged';
+  const next = revisedConfig(chain, file, 'drawn revision');
   const decided = decidedKeys(state, previous, next);
   const made = unlessRefused(() => pinDecided(previous, next, decided), /already has decisions under/);
   if (made === undefined) return 'refused';
+  const what = 'drawn revision';
+  const effect = () => refuseNoEffect(previous, made.config, made.pinned.length, what) ?? true;
+  if (unlessRefused(effect, /must change something/) === undefined) return 'unchanged';
   const revisions = [...chain.revisions, nextRevision(chain, from, made.config)];
   return { chain: { base: chain.base, revisions }, pinned: made.pinned.length };
 }

@@ -31,12 +31,14 @@ describe('revisedConfig: the next revision from a config file', () => {
     expect(configDigest(revisedConfig(chain, fileOf(rev2Config), what))).toBe(configDigest(rev2Config));
   });
 
-  it('refuses a file identical to the newest revision: a revision must change something', () => {
-    expect(refusal(() => revisedConfig(chain, fileOf(rev3Config), what))).toBe(
-      `${what}: it is revision 3 as it stands; a revision must change something`,
+  it('refuses, with refuseNoEffect, a file identical to the newest revision', () => {
+    const nothing = `${what}: it gives every key the terms it has now; a revision must change something`;
+    expect(refusal(() => refuseNoEffect(rev3Config, revisedConfig(chain, fileOf(rev3Config), what), 0, what))).toBe(
+      nothing,
     );
-    expect(refusal(() => revisedConfig(baseChain(murmurBase), fileOf(murmurBase), what))).toBe(
-      `${what}: it is revision 1 as it stands; a revision must change something`,
+    const alone = baseChain(murmurBase);
+    expect(refusal(() => refuseNoEffect(murmurBase, revisedConfig(alone, fileOf(murmurBase), what), 0, what))).toBe(
+      nothing,
     );
   });
 
