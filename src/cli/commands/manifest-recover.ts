@@ -9,11 +9,11 @@
  * holds another history: a manifest for it would be a lie). Only then is it printed.
  */
 
-import type { ConfigRevision } from '../../domain/config-revision.js';
+import type { Manifest } from '../../domain/config.js';
 import { manifestText } from '../../domain/manifest-text.js';
 import { manifestFromStored } from '../../domain/recovered-manifest.js';
 import { checkLiveSourceTopic } from '../../io/kafka/live-source-topic.js';
-import { type RegisteredNamespace, readNamespace } from '../../io/store/namespace-registry.js';
+import { readNamespace } from '../../io/store/namespace-registry.js';
 import { Database, databaseTarget, databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { readRevisions } from '../../io/store/revision-registry.js';
 import { AmendsError, invalidInput } from '../../kernel/amends-error.js';
@@ -49,14 +49,12 @@ ${kafkaFlagsHelp(18)}
     refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const brokers = kafkaEndpointFrom(cli.flags, io.env);
-    const stored = await readRegistered(databaseUrl, namespace);
-    if (!stored) {
+    const manifest = await readRegistered(databaseUrl, namespace);
+    if (!manifest) {
       throw invalidInput(
         `namespace ${namespace} is not registered in the database at ${databaseTarget(databaseUrl)}: nothing to recover (a namespace is registered by the first worker, source-load, output-create, inspect or export that uses it)`,
       );
     }
-    const manifest = manifestFromStored(stored.namespace);
-    if (stored.revisions.length > 0) manifest.revisions = stored.revisions;
     await checkLiveSourceTopic(brokers, `amendsctl-manifest-recover-${process.pid}`, {
       topic: manifest.source_topic,
       incarnation: manifest.config.source_incarnation,
@@ -69,11 +67,8 @@ ${kafkaFlagsHelp(18)}
   },
 });
 
-/** The registry row and the configuration revisions after the first (checked as a chain). */
-async function readRegistered(
-  databaseUrl: string,
-  namespace: string,
-): Promise<{ namespace: RegisteredNamespace; revisions: ConfigRevision[] } | undefined> {
+/** The manifest the registry row gives, with the configuration revisions after the first (checked as a chain). */
+async function readRegistered(databaseUrl: string, namespace: string): Promise<Manifest | undefined> {
   // It only reads: no migration, read-only sessions (as inspect, export and tui).
   const db = await Database.openReadOnly(databaseUrl, `amendsctl manifest-recover pid ${process.pid}`);
   try {
@@ -81,12 +76,12 @@ async function readRegistered(
       throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
     });
     if (row === undefined) return undefined;
-    const base = manifestFromStored(row).config;
-    const revisions = await readRevisions(db.pool, base).catch((error: unknown) => {
+    const manifest = manifestFromStored(row);
+    const revisions = await readRevisions(db.pool, manifest.config).catch((error: unknown) => {
       if (error instanceof AmendsError) throw error;
       throw describeDatabaseError(error, databaseUrl, `reading the configuration revisions of namespace ${namespace}`);
     });
-    return { namespace: row, revisions };
+    return revisions.length === 0 ? manifest : { ...manifest, revisions };
   } finally {
     await db.close();
   }
