@@ -54,6 +54,41 @@ interface OutputRow {
 
 const decisionColumns = 'partition, record_offset, outcome, item, location, txn, rev, quarantined, detail';
 
+/*
+ * The page statements: the namespace's id, the page size, then the last row's key. Each is an
+ * index range of its table's key that stops at the limit, whatever the planner's statistics
+ * say (test/integration/verify-read-plans.test.ts explains each).
+ */
+
+/**
+ * Set in a transaction that reads pages: right after a drain the statistics do not know the
+ * namespace, the planner takes it for a few rows, and it chose another index of the table plus
+ * a sort of everything after the keyset — for every page, quadratic in the namespace (issue 34).
+ * No page read needs a sort: each has an index in its order.
+ */
+export const keyOrderReadsSql = 'SET LOCAL enable_sort = off';
+/** The same for a session of its own that reads pages outside a transaction (export). */
+export const keyOrderSessionSql = 'SET enable_sort = off';
+export const decisionsPageSql = `SELECT ${decisionColumns} FROM decisions
+      WHERE ns = $1 AND (partition, record_offset) > ($3, $4)
+      ORDER BY partition, record_offset LIMIT $2`;
+
+export const quarantinePageSql = `SELECT ${decisionColumns}, raw_key, raw_value FROM decisions
+      WHERE ns = $1 AND quarantined AND (partition, record_offset) > ($3, $4)
+      ORDER BY partition, record_offset LIMIT $2`;
+
+export const outputVersionsPageSql = `SELECT item, location, day, version, closing, status, retracted, cause_partition,
+            cause_offset
+       FROM output_versions
+      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      ORDER BY item, location, day, version LIMIT $2`;
+
+export const versionsWithEnvelopesPageSql = `SELECT item, location, day, version, closing, status, retracted,
+            cause_partition, cause_offset, id, record_key, record_value
+       FROM output_versions
+      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
+      ORDER BY item, location, day, version LIMIT $2`;
+
 /** Every decision ordered by (partition, offset). */
 export async function* readDecisions(
   db: Queryable,
@@ -62,9 +97,7 @@ export async function* readDecisions(
 ): AsyncGenerator<Decision> {
   for await (const row of pages<DecisionRow>(
     db,
-    `SELECT ${decisionColumns} FROM decisions
-      WHERE ns = $1 AND (partition, record_offset) > ($3, $4)
-      ORDER BY partition, record_offset LIMIT $2`,
+    decisionsPageSql,
     [namespace, pageRows],
     (last) => [last.partition, last.record_offset],
     [-1, -1],
@@ -81,9 +114,7 @@ export async function* readQuarantine(
 ): AsyncGenerator<QuarantinedDecision> {
   for await (const row of pages<DecisionRow>(
     db,
-    `SELECT ${decisionColumns}, raw_key, raw_value FROM decisions
-      WHERE ns = $1 AND quarantined AND (partition, record_offset) > ($3, $4)
-      ORDER BY partition, record_offset LIMIT $2`,
+    quarantinePageSql,
     [namespace, pageRows],
     (last) => [last.partition, last.record_offset],
     [-1, -1],
@@ -101,10 +132,7 @@ export async function* readOutputVersions(
 ): AsyncGenerator<OutputVersion> {
   for await (const row of pages<OutputRow>(
     db,
-    `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
-       FROM output_versions
-      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
-      ORDER BY item, location, day, version LIMIT $2`,
+    outputVersionsPageSql,
     [namespace, pageRows],
     (last) => [last.item, last.location, last.day, last.version],
     ['', '', '', 0],
@@ -113,42 +141,48 @@ export async function* readOutputVersions(
   }
 }
 
-/** Every outbox envelope ordered by (item, location, day, version), like the output versions. */
-export async function* readOutbox(
+/**
+ * Every output version with its outbox envelope, ordered by (item, location, day, version): the
+ * envelopes live in the versions' rows (migration 0007), so the verifier reads the table once,
+ * by its primary key, with `published` judged against the relay cursors read once. (It read
+ * the `outbox` view, whose join to the cursors let the planner sort everything after the
+ * keyset for every page when it took a freshly written namespace for one row: issue 34.)
+ */
+export async function* readVersionsWithEnvelopes(
   db: Queryable,
   namespace: string,
   pageRows = exportPageRows,
-): AsyncGenerator<OutboxRow> {
-  for await (const row of pages<{
-    partition: number;
-    item: string;
-    location: string;
-    day: string;
-    version: number;
-    record_key: Buffer;
-    record_value: Buffer;
-    published: boolean;
-  }>(
+): AsyncGenerator<{ version: OutputVersion; envelope: OutboxRow }> {
+  const cursors = await relayCursors(db, namespace);
+  for await (const row of pages<OutputRow & { id: string; record_key: Buffer; record_value: Buffer }>(
     db,
-    `SELECT partition, item, location, day, version, record_key, record_value, published
-       FROM outbox
-      WHERE ns = $1 AND (item, location, day, version) > ($3, $4, $5, $6)
-      ORDER BY item, location, day, version LIMIT $2`,
+    versionsWithEnvelopesPageSql,
     [namespace, pageRows],
     (last) => [last.item, last.location, last.day, last.version],
     ['', '', '', 0],
   )) {
-    yield {
-      partition: row.partition,
+    const version = outputVersionOf(row);
+    const envelope: OutboxRow = {
+      partition: row.cause_partition,
       item: row.item,
       location: row.location,
       day: row.day,
       version: row.version,
       key: bytesOf(row.record_key) as Uint8Array,
       value: bytesOf(row.record_value) as Uint8Array,
-      published: row.published,
+      published: BigInt(row.id) <= (cursors.get(row.cause_partition) ?? 0n),
     };
+    yield { version, envelope };
   }
+}
+
+/** Each output partition's relay cursor (`published_through`); a partition without one has published nothing. */
+async function relayCursors(db: Queryable, namespace: string): Promise<Map<number, bigint>> {
+  const result = await db.query<{ partition: number; published_through: string }>(
+    'SELECT partition, published_through FROM relay_partitions WHERE namespace = $1',
+    [namespace],
+  );
+  return new Map(result.rows.map((r) => [r.partition, BigInt(r.published_through)]));
 }
 
 export async function* exportDecisionLines(db: Queryable, namespace: string, pageRows?: number) {

@@ -37,7 +37,7 @@ import { readViewPartitions, readViewRows } from '../io/transport/view-queries.j
 import { operationalError } from '../kernel/amends-error.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
-import { readOutbox, readOutputVersions } from './export-queries.js';
+import { keyOrderReadsSql, readVersionsWithEnvelopes } from './export-queries.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
@@ -46,10 +46,8 @@ import { PhaseClock, type VerifyPhase } from './verify-stats.js';
 /** docs/design.md#verification: verify waits for the guard, by default 60 s. */
 export const defaultGuardWaitMs = 60_000;
 
-/** Store and view rows per keyset page. */
+/** Store and view rows per keyset page (a version's row carries its envelope's bytes, ~300). */
 const storePageRows = 2_000;
-/** Outbox rows per page: each carries its record's bytes (~300), read as hex text. */
-const outboxPageRows = 500;
 /** How long the store snapshot may sit idle while a topic is read (a 2,000,000-record topic: about a minute). */
 const snapshotIdleMaxMs = 600_000;
 /** How often the store and view phases report progress, in rows. */
@@ -129,8 +127,8 @@ async function verifyUnderGuard(
       outputPartitions: binding?.partitions ?? 0,
       admin,
     };
-    const report = await inSnapshot(db, databaseUrl, namespace, (client, join) =>
-      compareAll(client, join, run, () => observeSource(observer, manifest)),
+    const report = await inSnapshot(db, databaseUrl, namespace, (client) =>
+      compareAll(client, run, () => observeSource(observer, manifest)),
     );
     guard.assertHeld();
     return report;
@@ -151,12 +149,7 @@ interface Run {
 }
 
 /** Every phase inside one REPEATABLE READ snapshot: the frontiers fix it and say what the rest should hold. */
-async function compareAll(
-  client: Queryable,
-  join: JoinSnapshot,
-  run: Run,
-  reobserve: () => Promise<unknown>,
-): Promise<VerifyDocument> {
+async function compareAll(client: Queryable, run: Run, reobserve: () => Promise<unknown>): Promise<VerifyDocument> {
   const { manifest, onProgress } = run.options;
   const { namespace } = manifest.config;
   const nsId = await namespaceId(client, namespace);
@@ -179,21 +172,12 @@ async function compareAll(
       done += 1;
       if (done % progressEveryRows === 0) onProgress?.('store', done, total);
     };
-    // Versions and outbox on two sessions of the snapshot at once: each handler runs whole
-    // between awaits, so their updates of the ledger never interleave within a row.
-    const readVersions = async () => {
-      for await (const v of readOutputVersions(client, namespace, storePageRows)) {
-        comparison.outputVersion(v);
-        tick();
-      }
-    };
-    const readEnvelopes = (other: Queryable) => async () => {
-      for await (const e of readOutbox(other, namespace, outboxPageRows)) {
-        comparison.outboxRow(e);
-        tick();
-      }
-    };
-    await Promise.all([readVersions(), join((other) => readEnvelopes(other)())]);
+    for await (const { version, envelope } of readVersionsWithEnvelopes(client, namespace, storePageRows)) {
+      comparison.outputVersion(version);
+      tick();
+      comparison.outboxRow(envelope);
+      tick();
+    }
   });
   if (run.outputTopic !== undefined) {
     const outputTopic = run.outputTopic;
@@ -267,56 +251,31 @@ async function hasDecisionsFrom(client: Queryable, nsId: number, partition: numb
   return (r.rowCount ?? 0) > 0;
 }
 
-/** Runs `work` on a second session inside the same snapshot (read in parallel with the first). */
-type JoinSnapshot = <T>(work: (client: Queryable) => Promise<T>) => Promise<T>;
-
 async function inSnapshot<T>(
   db: Database,
   databaseUrl: string,
   namespace: string,
-  read: (client: Queryable, join: JoinSnapshot) => Promise<T>,
+  read: (client: Queryable) => Promise<T>,
 ): Promise<T> {
-  const begin = async (c: Queryable, snapshot?: string) => {
-    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    if (snapshot !== undefined) await c.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
-    // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
-    await c.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
-  };
-  // Both sessions through withPooledClient: a connection that dies mid-snapshot fails the
-  // statement, never the process (pooled-client.ts).
-  const inTransaction = async <R>(c: Queryable, work: () => Promise<R>): Promise<R> => {
-    try {
-      const result = await work();
-      await c.query('COMMIT');
-      return result;
-    } catch (error) {
-      await c.query('ROLLBACK').catch(() => {});
-      throw error;
-    }
-  };
   const connectFailure = (error: unknown) => describeDatabaseError(error, databaseUrl, 'connecting');
+  // Through withPooledClient: a connection that dies mid-snapshot fails the statement, never
+  // the process (pooled-client.ts).
   return withPooledClient(
     db.pool,
-    (client) =>
-      inTransaction(client, async () => {
-        await begin(client);
-        // Another session may import this snapshot (PostgreSQL's exported snapshots): same rows.
-        const exported = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
-        const snapshot = exported.rows[0]?.id as string;
-        const join: JoinSnapshot = (work) =>
-          withPooledClient(
-            db.pool,
-            (other) =>
-              inTransaction(other, async () => {
-                await begin(other, snapshot);
-                return work(other);
-              }),
-            connectFailure,
-          );
-        return read(client, join);
-      }).catch((error: unknown) => {
+    async (client) => {
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
+        await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
+        await client.query(keyOrderReadsSql);
+        const result = await read(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
         throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
-      }),
+      }
+    },
     connectFailure,
   );
 }

@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configDigest, type Manifest } from '../../src/domain/config.js';
+import { configDigest } from '../../src/domain/config.js';
 import { applyMigrations, migrationLockKey, migrations } from '../../src/io/store/migrations.js';
 import { namespaceId, readNamespace, registerNamespace } from '../../src/io/store/namespace-registry.js';
 import { Database } from '../../src/io/store/postgres.js';
 import { pendingOutboxCountSql, pendingOutboxRowsSql, relayBatchRowsMax } from '../../src/io/transport/outbox-relay.js';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { fillUnbounded, manifestFor, registerBoundNamespace } from '../support/bound-namespace-rows.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { ledgerRows, type PerRecordTable, perRecordTables } from '../support/ledger-rows.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
@@ -23,20 +24,6 @@ const admin = new pg.Client({ connectionString: testDatabaseUrl });
 
 const schemas = new TestSchemas(admin, 'amends_test');
 const freshSchema = () => schemas.fresh();
-
-function manifestFor(namespace: string, origin = '2026-03-01'): Manifest {
-  return {
-    source_topic: `${namespace}-topic`,
-    config: {
-      namespace,
-      schema_version: 1,
-      ledger_origin: origin,
-      partitions: 2,
-      stock_keys: [{ item: 'widget', location: 'berlin', partition: 0, opening: 100, threshold: 20 }],
-      source_incarnation: `kafka:${'ab'.repeat(16)}`,
-    },
-  };
-}
 
 /** Opens a Database (which migrates) in a separate Node process; resolves with its exit code. */
 function migrateInChildProcess(url: string): Promise<{ code: number | null; stderr: string }> {
@@ -338,28 +325,21 @@ describe('the outbox', () => {
     const schema = await freshSchema();
     const db = await Database.open(urlForSchema(schema), 'amends-test outbox plan');
     try {
-      for (const namespace of ['others', 'mine']) {
-        await registerNamespace(db.pool, manifestFor(namespace));
-        await db.pool.query(
-          `WITH b AS (INSERT INTO output_bindings (namespace, output_topic, incarnation, partitions)
-                      VALUES ($1, $1 || '-out', 'kafka:' || md5($1), 2) RETURNING namespace)
-           INSERT INTO relay_partitions (namespace, partition) SELECT namespace, g FROM b, generate_series(0, 1) g`,
-          [namespace],
-        );
-      }
-      const [others, mine] = await Promise.all(['others', 'mine'].map((n) => namespaceId(db.pool, n)));
+      const others = await registerBoundNamespace(db.pool, 'others');
+      const mine = await registerBoundNamespace(db.pool, 'mine');
       // Test setup, not a statement of amends: on a loaded machine its 186,000 rows took longer
       // than the 5 s statement_timeout every amends session carries (seen beside a parallel build).
-      await fillUnbounded(
-        db,
-        `INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted, cause_partition,
-                                      cause_offset, record_key, record_value)
-         SELECT CASE WHEN i <= 150000 THEN $1::int ELSE $2::int END, 'widget', 'berlin',
-                to_char(date '2000-01-01' + i, 'YYYY-MM-DD'), 1, 100, 'OK', false,
-                i % 2, i, '\\x00', convert_to(repeat('v', 250), 'UTF8')
-           FROM generate_series(1, 186000) AS i ORDER BY i`,
-        [others, mine],
-      );
+      await fillUnbounded(db.pool, [
+        [
+          `INSERT INTO output_versions (ns, item, location, day, version, closing, status, retracted, cause_partition,
+                                        cause_offset, record_key, record_value)
+           SELECT CASE WHEN i <= 150000 THEN $1::int ELSE $2::int END, 'widget', 'berlin',
+                  to_char(date '2000-01-01' + i, 'YYYY-MM-DD'), 1, 100, 'OK', false,
+                  i % 2, i, '\\x00', convert_to(repeat('v', 250), 'UTF8')
+             FROM generate_series(1, 186000) AS i ORDER BY i`,
+          [others, mine],
+        ],
+      ]);
       // Mine published through id 180,000 on both partitions: 6,000 pending.
       await db.pool.query(
         `UPDATE relay_partitions r SET published_through = (SELECT max(id) FROM output_versions
@@ -477,19 +457,3 @@ describe('migration 0007: the outbox in the output versions', () => {
     }
   });
 });
-
-/** One setup statement in a transaction of its own without the session's statement timeout. */
-async function fillUnbounded(db: Database, sql: string, params: unknown[]): Promise<void> {
-  const client = await db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SET LOCAL statement_timeout = 0');
-    await client.query(sql, params);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
-}

@@ -7,11 +7,17 @@
  */
 
 import type { NamespaceConfig } from '../../domain/config.js';
+import { withPooledClient } from '../../io/store/pooled-client.js';
 import { databaseUrlFrom, type Queryable } from '../../io/store/postgres.js';
 import { exportRevisionLines } from '../../io/store/revision-registry.js';
 import { exportViewLines } from '../../io/transport/view-queries.js';
 import { usageError } from '../../kernel/amends-error.js';
-import { exportDecisionLines, exportOutputLines, exportQuarantineLines } from '../../verify/export-queries.js';
+import {
+  exportDecisionLines,
+  exportOutputLines,
+  exportQuarantineLines,
+  keyOrderSessionSql,
+} from '../../verify/export-queries.js';
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
@@ -70,16 +76,18 @@ export const exportCommand = defineCommand({
     // digest differs from the registered one is refused too (docs/design.md#manifest).
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl export');
     try {
-      const lines = exporters[what as What](db.pool, manifest.config);
-      let chunk = '';
-      for await (const line of lines) {
-        chunk += `${line}\n`;
-        if (chunk.length > 1 << 16) {
-          if (!io.stdout.write(chunk)) await new Promise((r) => io.stdout.once('drain', r));
-          chunk = '';
+      await withPooledClient(db.pool, async (client) => {
+        await client.query(keyOrderSessionSql);
+        let chunk = '';
+        for await (const line of exporters[what as What](client, manifest.config)) {
+          chunk += `${line}\n`;
+          if (chunk.length > 1 << 16) {
+            if (!io.stdout.write(chunk)) await new Promise((r) => io.stdout.once('drain', r));
+            chunk = '';
+          }
         }
-      }
-      io.stdout.write(chunk);
+        io.stdout.write(chunk);
+      });
     } finally {
       await db.close();
     }

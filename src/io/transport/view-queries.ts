@@ -47,18 +47,18 @@ interface ViewRow {
 }
 
 /** The view's rows as output versions in canonical order, (item, location, day), by keyset pages. */
+/** One page of the view's rows after a key ($3: the first page, which has none). */
+export const viewRowsPageSql = `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
+     FROM view_rows
+    WHERE ns = $1 AND ($3::bool OR (item, location, day) > ($4, $5, $6))
+    ORDER BY item, location, day LIMIT $2`;
+
 export async function* readViewRows(db: Queryable, namespace: string, pageRows = 5_000): AsyncGenerator<OutputVersion> {
   const nsId = await namespaceId(db, namespace);
   let after: [string, string, string] = ['', '', ''];
   let first = true;
   for (;;) {
-    const result = await db.query<ViewRow>(
-      `SELECT item, location, day, version, closing, status, retracted, cause_partition, cause_offset
-         FROM view_rows
-        WHERE ns = $1 AND ($3::bool OR (item, location, day) > ($4, $5, $6))
-        ORDER BY item, location, day LIMIT $2`,
-      [nsId, pageRows, first, ...after],
-    );
+    const result = await db.query<ViewRow>(viewRowsPageSql, [nsId, pageRows, first, ...after]);
     for (const r of result.rows) {
       yield {
         item: r.item,
