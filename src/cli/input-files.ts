@@ -73,7 +73,8 @@ export async function readJsonFile(path: string, what: string): Promise<unknown>
 function refuseDuplicateMembers(text: string, what: string): void {
   const strict = parseStrictJsonText(text);
   if (!strict.ok && strict.detail.startsWith('duplicate member')) {
-    throw invalidInput(`${what}: ${strict.detail}: say each member once`);
+    const where = strict.path ? ` in ${strict.path}` : ' at the top level';
+    throw invalidInput(`${what}: ${strict.detail.replace(/ at byte /, `${where} at byte `)}: say each member once`);
   }
 }
 

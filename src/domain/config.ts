@@ -129,8 +129,9 @@ export function parseNamespaceConfig(value: unknown, what = 'config'): Namespace
     problems.push('ledger_origin must be a real calendar date YYYY-MM-DD');
   }
   checkInteger(value.partitions, 'partitions', 1, partitionsMax, problems);
-  const partitions =
-    typeof value.partitions === 'number' && Number.isSafeInteger(value.partitions) ? value.partitions : undefined;
+  // A partition count that failed its own check bounds no key (it said "within [0, -1]").
+  const validCount = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 && n <= partitionsMax;
+  const partitions = validCount(value.partitions) ? (value.partitions as number) : undefined;
   checkStockKeys(value.stock_keys, partitions, entryPartition, problems);
   if (typeof value.source_incarnation !== 'string' || !incarnationPattern.test(value.source_incarnation)) {
     problems.push('source_incarnation must be "kafka:" followed by 32 lowercase hex digits');
@@ -153,10 +154,26 @@ export function parseConfigFile(value: unknown, partitions: number, what = 'conf
     problems.push('ledger_origin must be a real calendar date YYYY-MM-DD');
   }
   checkStockKeys(value.stock_keys, partitions, entryPartition, problems);
+  refuseNoKey(value, problems);
   if (problems.length > 0) report(problems, what);
   // Only the members the file has: a version 2 file without default_stock_key gives a config without one.
   const { schema_version: _, ...rest } = value;
   return { schema_version: version, ...rest } as ConfigFile;
+}
+
+/**
+ * A new configuration must be able to decide something: with no key listed and no default rule
+ * every record would be quarantined UNKNOWN_KEY (issue 35). Checked where a configuration is
+ * made (source-create, source-adopt, config-revise), not when a manifest is read: a namespace
+ * registered so keeps its evidence readable.
+ */
+function refuseNoKey(value: Record<string, unknown>, problems: Problems): void {
+  const rule = value.default_stock_key;
+  if (Array.isArray(value.stock_keys) && value.stock_keys.length === 0 && (rule === undefined || rule === null)) {
+    problems.push(
+      'stock_keys is empty and there is no default_stock_key, so every record would be UNKNOWN_KEY: list a key, or set default_stock_key (partitioner "murmur2")',
+    );
+  }
 }
 
 export function parseManifest(value: unknown, what = 'manifest'): Manifest {

@@ -28,7 +28,8 @@ export type JsonNode =
   | { type: 'boolean'; value: boolean }
   | { type: 'null' };
 
-export type StrictJsonResult = { ok: true; value: JsonNode } | { ok: false; detail: string };
+/** A refusal's `path`: where in the document it was found (`stock_keys[1]`; empty at the top level). */
+export type StrictJsonResult = { ok: true; value: JsonNode } | { ok: false; detail: string; path?: string };
 
 export interface StrictJsonOptions {
   /** Deepest allowed nesting of objects and arrays; the top-level container is depth 1. */
@@ -69,7 +70,11 @@ export function parseStrictJsonText(text: string, options?: StrictJsonOptions): 
     return { ok: true, value: parser.document() };
   } catch (error) {
     if (error instanceof JsonSyntaxError) {
-      return { ok: false, detail: `${error.message} at byte ${byteOffset(text, error.position)}` };
+      return {
+        ok: false,
+        detail: `${error.message} at byte ${byteOffset(text, error.position)}`,
+        path: pathText(error.path),
+      };
     }
     throw error;
   }
@@ -124,12 +129,35 @@ export function toPlainJson(node: JsonNode): unknown {
 }
 
 class JsonSyntaxError extends Error {
+  /** The members and indexes from the document down to where it was found, added as the error unwinds. */
+  readonly path: (string | number)[] = [];
+
   constructor(
     message: string,
     readonly position: number,
   ) {
     super(message);
   }
+}
+
+/** `config.stock_keys[1]`: a path as a reader writes it (names that are not identifiers quoted). */
+function pathText(path: readonly (string | number)[]): string {
+  return path
+    .map((step) =>
+      typeof step === 'number'
+        ? `[${step}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(step)
+          ? `.${step}`
+          : `[${JSON.stringify(step)}]`,
+    )
+    .join('')
+    .replace(/^\./, '');
+}
+
+/** `error`, with `step` added to its path when it was found inside the value at `step`. */
+function inside(error: unknown, step: string | number): unknown {
+  if (error instanceof JsonSyntaxError) error.path.unshift(step);
+  return error;
 }
 
 function byteOffset(text: string, position: number): number {
@@ -220,7 +248,14 @@ class Parser {
       if (this.text[this.pos] !== ':') throw new JsonSyntaxError('expected ":"', this.pos);
       this.pos++;
       this.skipWhitespace();
-      members.set(name, this.value(depth));
+      // try/catch rather than a closure: no allocation per member on the envelope's hot path.
+      let member: JsonNode;
+      try {
+        member = this.value(depth);
+      } catch (error) {
+        throw inside(error, name);
+      }
+      members.set(name, member);
       this.skipWhitespace();
       const next = this.text[this.pos];
       this.pos++;
@@ -238,7 +273,11 @@ class Parser {
       return { type: 'array', items };
     }
     for (;;) {
-      items.push(this.value(depth));
+      try {
+        items.push(this.value(depth));
+      } catch (error) {
+        throw inside(error, items.length);
+      }
       this.skipWhitespace();
       const next = this.text[this.pos];
       this.pos++;

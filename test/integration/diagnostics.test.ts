@@ -79,7 +79,12 @@ describe('a manifest that is not JSON', () => {
     const result = await runAmendsctl(['simulate', '--manifest', path, '--file', path]);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `amendsctl simulate: manifest ${path}: duplicate member "source_topic" at byte 36: say each member once\n`,
+      `amendsctl simulate: manifest ${path}: duplicate member "source_topic" at the top level at byte 36: say each member once\n`,
+    );
+    writeFileSync(path, '{"source_topic": "a", "config": {"stock_keys": [{}, {"opening": 1, "opening": 2}]}}');
+    const nested = await runAmendsctl(['simulate', '--manifest', path, '--file', path]);
+    expect(nested.stderr).toBe(
+      `amendsctl simulate: manifest ${path}: duplicate member "opening" in config.stock_keys[1] at byte 67: say each member once\n`,
     );
   });
 

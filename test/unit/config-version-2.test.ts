@@ -158,8 +158,9 @@ describe("source-create's config file, version 2", () => {
   });
 
   it('refuses what the manifest refuses, and checks a table against the partition count', () => {
+    const w = { item: 'w', location: 'b', partition: 2, opening: 0, threshold: 0 };
     expect(() =>
-      parseConfigFile({ schema_version: 2, ledger_origin: '2026-03-01', partitioner: 'table', stock_keys: [] }, 3),
+      parseConfigFile({ schema_version: 2, ledger_origin: '2026-03-01', partitioner: 'table', stock_keys: [w] }, 3),
     ).not.toThrow();
     expect(() =>
       parseConfigFile(

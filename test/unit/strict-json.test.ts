@@ -42,6 +42,17 @@ describe('strict JSON decoding', () => {
     expect(detailOf(bytes('"', [0xff], '"'))).toBe('not valid UTF-8');
   });
 
+  it('names the path down to a problem, as a reader writes it', () => {
+    const pathOf = (text: string) => {
+      const result = parseStrictJsonText(text);
+      return result.ok ? 'parsed' : result.path;
+    };
+    expect(pathOf('{"a":1,"a":2}')).toBe('');
+    expect(pathOf('{"config":{"stock_keys":[{},{"opening":1,"opening":2}]}}')).toBe('config.stock_keys[1]');
+    expect(pathOf('{"a b":[[1,2,{"x":1,"x":1}]]}')).toBe('["a b"][0][2]');
+    expect(pathOf('{"a":[1,2,}')).toBe('a[2]');
+  });
+
   it('rejects a lone surrogate already present in decoded text', () => {
     expect(detailOf('["a\ud800"]')).toBe('unpaired surrogate at byte 3');
     expect(parseStrictJsonText('["\ud83d\ude00"]').ok).toBe(true);
