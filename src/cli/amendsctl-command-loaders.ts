@@ -8,6 +8,7 @@
 import type { Command } from './command.js';
 
 const loaders: Readonly<Record<string, () => Promise<Command>>> = {
+  migrate: async () => (await import('./commands/migrate.js')).migrateCommand as Command,
   'source-create': async () => (await import('./commands/source-create.js')).sourceCreateCommand as Command,
   'source-adopt': async () => (await import('./commands/source-adopt.js')).sourceAdoptCommand as Command,
   'source-load': async () => (await import('./commands/source-load.js')).sourceLoadCommand as Command,

@@ -39,10 +39,14 @@ export function processIdentity(instanceId: string | undefined, input: readonly 
 export const processFlags = {
   manifest: { type: 'string', isRequired: true },
   instanceId: { type: 'string' },
+  migrate: { type: 'boolean', default: true },
   ...outageBudgetFlag,
   ...kafkaFlags,
   ...observabilityFlags,
 } as const;
+
+/** `--no-migrate`'s help, in every process's flags. */
+export const noMigrateHelp = 'refuse a schema older than this amends instead of migrating it (amendsctl migrate)';
 
 /** Where relay's and view's help puts the descriptions of its flags. */
 const processHelpColumn = 18;
@@ -60,6 +64,7 @@ export const processFlagsHelp = {
       '--outage-budget-s S',
       `how long an outage may last before exit 1 (default ${outageBudgetDefaultS}); 0: exit at once`,
     ],
+    ['--no-migrate', noMigrateHelp],
   ]),
   kafka: kafkaFlagsHelp(processHelpColumn),
   observability: observabilityFlagsHelp(processHelpColumn),
@@ -73,11 +78,20 @@ export interface ProcessSettings {
   manifest: Manifest;
   databaseUrl: string;
   brokers: string;
+  /** False with `--no-migrate`: the schema must be current already. */
+  migrate: boolean;
 }
 
 /** Usage errors first (identity, budget, endpoints), then the manifest file. */
 export async function processSettings(
-  flags: { instanceId?: string; outageBudgetS?: unknown; manifest?: unknown; brokers?: string; kafkaConfig?: string },
+  flags: {
+    instanceId?: string;
+    outageBudgetS?: unknown;
+    manifest?: unknown;
+    brokers?: string;
+    kafkaConfig?: string;
+    migrate?: boolean;
+  },
   input: readonly string[],
   env: NodeJS.ProcessEnv,
 ): Promise<ProcessSettings> {
@@ -86,7 +100,8 @@ export async function processSettings(
   const manifestPath = flags.manifest as string;
   const databaseUrl = databaseUrlFrom(env);
   const brokers = kafkaEndpointFrom(flags, env);
-  return { id, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest: await readManifestFile(manifestPath) };
+  const manifest = await readManifestFile(manifestPath);
+  return { id, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest, migrate: flags.migrate !== false };
 }
 
 export interface ScaffoldOptions {
@@ -96,6 +111,8 @@ export interface ScaffoldOptions {
   manifest: Manifest;
   databaseUrl: string;
   outageBudgetMs: number;
+  /** `ProcessSettings.migrate`: false opens the database only if its schema is current. */
+  migrate: boolean;
   log: JsonLog;
   /** `--metrics-addr` (or AMENDS_METRICS_ADDR in `env`); off when neither is set. */
   metricsAddr: string | undefined;
@@ -201,8 +218,9 @@ export class ProcessScaffold {
 
   /** Opens the database and registers the namespace (docs/design.md#manifest), each riding an outage. */
   private async openDatabase(): Promise<boolean> {
-    const { databaseUrl, manifest } = this.options;
-    const db = await rideThrough(this.ride, () => Database.open(databaseUrl, this.applicationName));
+    const { databaseUrl, manifest, migrate } = this.options;
+    const open = migrate ? Database.open : Database.openCurrent;
+    const db = await rideThrough(this.ride, () => open(databaseUrl, this.applicationName));
     if (db === undefined) return false;
     this.database = db;
     this.onClose(() => db.close());

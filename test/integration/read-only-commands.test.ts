@@ -167,7 +167,7 @@ describe('read-only commands (inspect, export, tui)', () => {
     const runs = await everyReadOnlyCommand(path, urlForSchema(schema));
     expectOneLineRefusals(
       runs,
-      /has no amends schema yet: run amends worker or amendsctl source-load with this manifest first/,
+      /has no amends schema yet: run amendsctl migrate first \(amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export and tui never change the database\)/,
     );
     expect((await schemaState(schema)).relations).toEqual([]);
   });
@@ -198,7 +198,7 @@ describe('read-only commands (inspect, export, tui)', () => {
     expectOneLineRefusals(
       runs,
       new RegExp(
-        `lacks schema migration ${last?.version} \\(${last?.name}\\).*: run amends worker or amendsctl source-load`,
+        `lacks schema migration ${last?.version} \\(${last?.name}\\).*: run amendsctl migrate first`,
       ),
     );
     expect(await schemaState(schema)).toEqual(before);

@@ -24,6 +24,7 @@ describe('amendsctl command loaders', () => {
   it('list every command in help order', () => {
     expect(amendsctlCommands.map((c) => c.name)).toEqual([...amendsctlCommandNames]);
     expect(amendsctlCommandNames).toEqual([
+      'migrate',
       ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'config-revise'],
       'manifest-recover',
       ...['simulate', 'inspect', 'export', 'verify', 'showcase', 'chaos', 'completion'],

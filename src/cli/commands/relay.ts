@@ -55,6 +55,7 @@ ${processFlagsHelp.kafka}
     let metrics: RelayMetrics | undefined;
     const scaffold = await ProcessScaffold.open({
       ...{ role: 'relay', id: relayId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      migrate: settings.migrate,
       metricsAddr: cli.flags.metricsAddr,
       readiness: () => metrics?.readiness() ?? { ready: false, detail: 'starting' },
     });

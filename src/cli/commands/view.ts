@@ -51,6 +51,7 @@ ${processFlagsHelp.observability}
     const metrics = new ViewMetrics(registry, manifest.config.namespace);
     const scaffold = await ProcessScaffold.open({
       ...{ role: 'view', id: viewId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      migrate: settings.migrate,
       metricsAddr: cli.flags.metricsAddr,
       readiness: () => metrics.readiness(),
     });

@@ -24,7 +24,7 @@ import { capHeapGrowth } from '../heap-growth.js';
 import { kafkaFlagsHelp } from '../kafka-flags.js';
 import { observabilityFlagsHelp } from '../observability-flags.js';
 import { outageBudgetDefaultS, outageBudgetMaxS } from '../outage-flag.js';
-import { ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
+import { noMigrateHelp, ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
 import { startWorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -67,6 +67,7 @@ const workerHelp = `worker --manifest M [--batch-size N] [--instance-id ID] [--o
     --outage-budget-s S        how long an outage may last before exit 1 (default ${outageBudgetDefaultS}, at most
                                ${outageBudgetMaxS}: a riding worker does not poll, and budget + 20 s
                                stays below max.poll.interval.ms); 0: exit at the first one
+    --no-migrate               ${noMigrateHelp}
 ${kafkaFlagsHelp(workerHelpColumn)}
 ${observabilityFlagsHelp(workerHelpColumn)}
     --tui                      draw the dashboard (amends tui) of this worker and its namespace;
@@ -126,6 +127,7 @@ async function runWorkerCommand(
   // within the outage budget, as the running worker would.
   const scaffold = await ProcessScaffold.open({
     ...{ role: 'worker', id: workerId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+    migrate: settings.migrate,
     metricsAddr: cli.flags.metricsAddr,
     readiness: () => metrics.readiness(),
   });

@@ -11,8 +11,9 @@
  * ROLLBACK, even if the process dies), then re-reads the applied versions under the lock,
  * so exactly one process applies each version and the other sees it applied.
  *
- * Read-only commands (inspect, export, tui) never migrate: `requireCurrentSchema` only says
- * what is missing and which command creates it.
+ * Read-only commands (inspect, export, tui) and processes started with `--no-migrate` never
+ * migrate: `requireCurrentSchema` only says what is missing and which command creates it.
+ * `amendsctl migrate` is the explicit step (issue 35): run by the role that owns the tables.
  */
 import type pg from 'pg';
 import { operationalError } from '../../kernel/amends-error.js';
@@ -121,15 +122,21 @@ export async function applyMigrations(client: pg.ClientBase, options: { through?
   }
 }
 
-/** What a read-only command says when the schema is not there yet: it must not create it itself. */
+/** What a command that does not migrate says when the schema is missing or old. */
 const migrateAdvice =
-  'run amends worker or amendsctl source-load with this manifest first, which create and migrate it (inspect, export and tui never change the database)';
+  'run amendsctl migrate first (amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export and tui never change the database)';
 
 /**
- * For the read-only commands: the schema must exist and be exactly what this amends knows.
+ * For the read-only commands and processes started with --no-migrate: the schema must exist
+ * and be exactly what this amends knows.
  * Nothing is created or migrated, not even the ledger table; a newer or diverged schema is
  * refused as `applyMigrations` refuses it. `database` names it in the diagnostic (host:port/name).
  */
+/** The newest migration this amends knows: the schema version it needs. */
+export function knownSchemaVersion(): number {
+  return migrations.length;
+}
+
 export async function requireCurrentSchema(client: pg.ClientBase, database: string): Promise<void> {
   const applied = await appliedVersions(client);
   if (!applied) throw operationalError(`the database ${database} has no amends schema yet: ${migrateAdvice}`);

@@ -148,6 +148,26 @@ export class Database {
     return Database.connect(url, applicationName, applyMigrations, 'applying the schema migrations');
   }
 
+  /** `amendsctl migrate`: applies what is pending, closes, and says which versions it applied. */
+  static async migrate(url: string, applicationName: string): Promise<number[]> {
+    let applied: number[] = [];
+    const prepare = async (client: pg.PoolClient) => {
+      applied = await applyMigrations(client);
+    };
+    const db = await Database.connect(url, applicationName, prepare, 'applying the schema migrations');
+    await db.close();
+    return applied;
+  }
+
+  /**
+   * For a process started with `--no-migrate`: the schema must already be current (one line
+   * naming `amendsctl migrate` otherwise), and the sessions may write.
+   */
+  static openCurrent(url: string, applicationName: string): Promise<Database> {
+    const current = (client: pg.PoolClient) => requireCurrentSchema(client, databaseTarget(url));
+    return Database.connect(url, applicationName, current, 'checking the schema');
+  }
+
   /**
    * For the read-only commands (inspect, export, tui): the schema must already be current,
    * nothing is migrated (migrations.ts: requireCurrentSchema), and every session is read-only,
