@@ -99,12 +99,16 @@ function acknowledgedAtLastPlusOne({ context }: GuardArgs, { answer }: AnswerPar
 }
 
 // The recovery table of docs/design.md#unknown-outcomes, one guard per row (`observedForeignEpoch` is the third).
-function observedCommitted({ context }: GuardArgs, { row }: RowParams): boolean {
-  return row.epoch === context.token?.epoch && row.frontier === lastOffset(context.batch) + 1;
+function observedOwnEpoch({ context }: GuardArgs, { row }: RowParams): boolean {
+  return row.epoch === context.token?.epoch && row.elsewhere !== true;
 }
 
-function observedNotCommitted({ context }: GuardArgs, { row }: RowParams): boolean {
-  return row.epoch === context.token?.epoch && row.frontier === context.expectedFrontier;
+function observedCommitted(args: GuardArgs, params: RowParams): boolean {
+  return observedOwnEpoch(args, params) && params.row.frontier === lastOffset(args.context.batch) + 1;
+}
+
+function observedNotCommitted(args: GuardArgs, params: RowParams): boolean {
+  return observedOwnEpoch(args, params) && params.row.frontier === args.context.expectedFrontier;
 }
 
 export const partitionSetup = setup({
@@ -136,7 +140,7 @@ export const partitionSetup = setup({
     // Compatible claim, part 2: the frontier lies within the broker's retained range. Outside it
     // the source itself is invalid (docs/design.md#source-validation: fatal), not just this ownership.
     claimedFrontierOutOfBounds: ({ context }, { row }: RowParams) => !withinBounds(row.frontier, context.bounds),
-    observedForeignEpoch: ({ context }, { row }: RowParams) => row.epoch !== context.token?.epoch,
+    observedForeignEpoch: (args, params: RowParams) => !observedOwnEpoch(args, params),
     observedFrontierMoved: ({ context }, { row }: RowParams) => row.frontier !== context.frontier,
     sourceInvalid: (_, { observation }: ObservationParams) => !observation.valid,
     sourceBoundsExcludeFrontier: ({ context }, { observation }: ObservationParams) => {

@@ -19,6 +19,11 @@ export interface PartitionRow {
   epoch: number;
   /** The frontier: last decided offset + 1 (0 when nothing has been decided). */
   frontier: number;
+  /**
+   * Set by `observe` when the row holds the observer's epoch under another claim: the database
+   * went back in time and handed the epoch out again, so the number is not the observer's.
+   */
+  elsewhere?: true;
 }
 
 export interface ProcessRequest {

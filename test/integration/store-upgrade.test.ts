@@ -1,8 +1,8 @@
 /**
  * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids;
- * 0007, the outbox in the output versions; 0008, configuration revisions): a database written as
- * an older build wrote it (its migrations, its batch statement: store-v4-writer.ts …
- * store-v7-writer.ts)
+ * 0007, the outbox in the output versions; 0008, configuration revisions; 0009, claims): a
+ * database written as an older build wrote it (its migrations, its batch statement:
+ * store-v4-writer.ts … store-v8-writer.ts)
  * over a real source topic is opened by this build,
  * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
  * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
@@ -33,6 +33,7 @@ import { type ExportWhat, exportAsSchemaV5 } from '../support/store-v5-export.js
 import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
 import { writeAsSchemaV6 } from '../support/store-v6-writer.js';
 import { writeAsSchemaV7 } from '../support/store-v7-writer.js';
+import { writeAsSchemaV8 } from '../support/store-v8-writer.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
 import { expectCleanStop, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 import {
@@ -282,6 +283,15 @@ describe('upgrading a database written by an older build', () => {
     await upgradeAndGoOn({
       schema: 7,
       write: writeAsSchemaV7,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+    });
+  });
+
+  // 0009 adds the partition rows' claim (NULL until the next claim): this build's workers claim afresh.
+  it('schema 8: converted in place (0009, claims): rows unchanged, verify PASS, workers go on', async () => {
+    await upgradeAndGoOn({
+      schema: 8,
+      write: writeAsSchemaV8,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
     });
   });

@@ -137,6 +137,13 @@ function checkStep(
     expect(after.value, where).toBe('failed');
     expect(after.context.end?.reason, where).toBe('retries_exhausted');
   }
+  // Its epoch under another claim is not the partition's own, even where the frontier fits:
+  // it ends as another epoch would (fenced after an unknown commit, foreign when seeking).
+  if (event.variant.endsWith('Elsewhere')) {
+    expect(after.value, where).toBe('retired');
+    const reason = leafPath(before.value).endsWith('recovering') ? 'fenced' : 'foreign_epoch';
+    expect(after.context.end?.reason, where).toBe(reason);
+  }
   if (event.variant === 'process:fenced') {
     expect(after.value, where).toBe('retired');
     expect(after.context.end?.reason, where).toBe('fenced');

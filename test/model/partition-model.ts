@@ -38,6 +38,7 @@ const variantsByState: Record<string, string[]> = {
   'seeking.observeStore': [
     'observe:same',
     'observe:foreignEpoch',
+    'observe:sameElsewhere',
     'observe:moved',
     'observe:error',
     'budget',
@@ -59,6 +60,7 @@ const variantsByState: Record<string, string[]> = {
   ],
   'processing.deciding.recovering': [
     'observe:committed',
+    'observe:committedElsewhere',
     'observe:notCommitted',
     'observe:otherEpoch',
     'observe:otherFrontier',
@@ -131,6 +133,9 @@ export function instantiate(variant: string, snapshot: PartitionSnapshot): Model
       return done('observe', { epoch, frontier });
     case 'observe:foreignEpoch':
       return done('observe', { epoch: epoch + 1, frontier });
+    // The partition's own epoch under another claim (a database that went back in time).
+    case 'observe:sameElsewhere':
+      return done('observe', { epoch, frontier, elsewhere: true });
     case 'observe:moved':
       return done('observe', { epoch, frontier: frontier + 1 });
     case 'source:valid':
@@ -166,6 +171,8 @@ export function instantiate(variant: string, snapshot: PartitionSnapshot): Model
       return error('process', beforeCommit);
     case 'observe:committed':
       return done('observe', { epoch, frontier: lastOffset(snapshot) + 1 });
+    case 'observe:committedElsewhere':
+      return done('observe', { epoch, frontier: lastOffset(snapshot) + 1, elsewhere: true });
     case 'observe:notCommitted':
       return done('observe', { epoch, frontier: expected });
     case 'observe:otherEpoch':

@@ -3,7 +3,7 @@
  * revisions), frozen here so the upgrade test can write a database exactly as that build did:
  * its claim and its batch statement word for word (git 485a587~1, src/io/store/sql/
  * partition-row.ts `claimSql` and commit-batch.ts `commitBatchSql`), its parameters $1–$49 as
- * commit-batch-values.ts built them (this build adds only $50). The window read and the
+ * commit-batch-values.ts built them (later builds add $50 and $51). The window read and the
  * engine are this build's: migration 0008 changed neither. Test-only: nothing in src may use it.
  */
 import type pg from 'pg';
@@ -16,7 +16,7 @@ import { commitBatchValues } from '../../src/io/store/commit-batch-values.js';
 import { type LoadWindowRow, loadWindowSql, loadWindowValues } from '../../src/io/store/sql/load-window.js';
 
 const outboxChannel = 'amends_outbox';
-/** The v7 statement's parameters: this build's less its last, the revision. */
+/** The v7 statement's parameters: this build's less its last two, the revision and the claim. */
 const v7Parameters = 49;
 
 const v7ClaimSql = `
@@ -139,6 +139,7 @@ export async function writeAsSchemaV7(
       days: changedDays(keys, newCauses(results)),
       assumedNew: [],
       revision: 1,
+      claim: null,
     }).slice(0, v7Parameters);
     const result = await client.query(v7CommitBatchSql, values);
     if (result.rows[0]?.committed !== 1) throw new Error(`the v7 batch at ${frontier} did not commit`);

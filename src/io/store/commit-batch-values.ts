@@ -47,6 +47,8 @@ export interface CommitBatch {
   assumedNew: readonly TxnRef[];
   /** The configuration revision the batch was decided under. */
   revision: number;
+  /** The claim of the store's claim of the partition (null: none, so nothing commits). */
+  claim: string | null;
 }
 
 /** $6–$15: one row per record. */
@@ -131,6 +133,7 @@ export function commitBatchValues(batch: CommitBatch): unknown[] {
     textArray(assumedNew.map((t) => t.location)),
     textArray(assumedNew.map((t) => t.txn)),
     batch.revision,
+    batch.claim,
   ];
 }
 

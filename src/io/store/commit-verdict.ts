@@ -10,7 +10,7 @@ import { partitionRowOf } from './sql/partition-row.js';
 
 /**
  * What the batch statement's answer means: committed only when the locked partition row had
- * the request's epoch, frontier and the configuration revision the batch was decided under
+ * the request's epoch and the store's claim (migration 0009), frontier and the configuration revision the batch was decided under
  * ('revised' otherwise: the store reads the chain and decides again) and no transaction taken
  * as new was stored ('stale').
  */
@@ -27,13 +27,15 @@ export function commitVerdict(
     return { kind: 'fenced', epoch: 0 };
   }
   const durable = partitionRowOf(row, 'process');
-  const matched = durable.epoch === epoch && durable.frontier === expectedFrontier && row.config_revision === revision;
+  const owned = durable.epoch === epoch && row.own_claim;
+  const matched = owned && durable.frontier === expectedFrontier && row.config_revision === revision;
   assertInvariant(row.stale === 0 || assumedNew > 0, `${row.stale} stale transactions, none assumed new`);
   assertInvariant(
     (matched && row.stale === 0) === (row.committed === 1),
     `commit ${row.committed} disagrees with the partition row`,
   );
-  if (durable.epoch !== epoch) return { kind: 'fenced', epoch: durable.epoch };
+  // The same epoch under another claim: the database went back in time and handed it out again.
+  if (!owned) return { kind: 'fenced', epoch: durable.epoch };
   if (durable.frontier !== expectedFrontier) return { kind: 'unexpected_frontier', frontier: durable.frontier };
   if (row.config_revision !== revision) return 'revised';
   if (row.stale > 0) return 'stale';

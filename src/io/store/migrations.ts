@@ -26,6 +26,7 @@ import { dayTotalsMigration } from './migrations/0005-day-totals.js';
 import { namespaceIdsMigration } from './migrations/0006-namespace-ids.js';
 import { outboxInOutputVersionsMigration } from './migrations/0007-outbox-in-output-versions.js';
 import { configRevisionsMigration } from './migrations/0008-config-revisions.js';
+import { partitionClaimsMigration } from './migrations/0009-partition-claims.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -39,6 +40,7 @@ export const migrations: readonly Migration[] = [
   namespaceIdsMigration,
   outboxInOutputVersionsMigration,
   configRevisionsMigration,
+  partitionClaimsMigration,
 ];
 
 /**

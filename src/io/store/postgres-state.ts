@@ -65,7 +65,7 @@ import { type Prefetched, prefetchedWindows, prefetchOf } from './prefetched.js'
 import { assertPartitionOf, assertProcessRequest } from './process-request-checks.js';
 import { type CommitRow, commitBatchSql } from './sql/commit-batch.js';
 import { type LoadWindowRow, loadWindowSql, loadWindowValues } from './sql/load-window.js';
-import { type ClaimRow, claimSql, type EpochFrontierRow, observeSql, partitionRowOf } from './sql/partition-row.js';
+import { type ClaimRow, claimSql, type ObservedRow, observeSql, partitionRowOf } from './sql/partition-row.js';
 import { storeStatementNames } from './sql/statement-names.js';
 import { StoreChain } from './store-chain.js';
 import { StatementFailure, StoreConnection } from './store-connection.js';
@@ -104,6 +104,8 @@ export class PostgresState implements State {
   private readonly warmUpWaitMs: number;
   /** Whether a claim has begun: a warm-up still running then stops (`warm`). */
   private claimed = false;
+  /** Each partition's latest claim by this store: its epoch and claim (migration 0009), which its commits send. */
+  private readonly claims = new Map<number, { epoch: number; claim: string }>();
   /** The namespace's id (namespace-registry.ts), read by the first statement that needs it. */
   private nsId: number | undefined;
   private readonly onCommitted: PostgresStateOptions['onCommitted'];
@@ -157,6 +159,7 @@ export class PostgresState implements State {
     );
     const row = partitionRowOf(result.rows[0], 'claim');
     assertInvariant(row.epoch >= 1, `claim returned epoch ${row.epoch}`);
+    this.claims.set(partition, { epoch: row.epoch, claim: (result.rows[0] as ClaimRow).claim });
     // A claim is where a worker learns of a revision made while it was away.
     if ((result.rows[0] as ClaimRow).config_revision > this.chain.revision) await this.readChain(signal);
     return row;
@@ -185,7 +188,7 @@ export class PostgresState implements State {
 
   async observe(partition: number, signal: AbortSignal): Promise<PartitionRow> {
     assertPartitionOf(this.config.partitions, partition);
-    const result = await this.run<EpochFrontierRow>(
+    const result = await this.run<ObservedRow>(
       { name: storeStatementNames.observe, text: observeSql, values: [this.namespace, partition] },
       signal,
       'observe',
@@ -193,7 +196,11 @@ export class PostgresState implements State {
     );
     const found = result.rows[0];
     // No row: never claimed, nothing decided.
-    return found === undefined ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'observe');
+    if (found === undefined) return { epoch: 0, frontier: 0 };
+    const row = partitionRowOf(found, 'observe');
+    const held = this.claims.get(partition);
+    // Our epoch under another claim: a database that went back in time handed it out again.
+    return held?.epoch === row.epoch && found.claim !== held.claim ? { ...row, elsewhere: true } : row;
   }
 
   /**
@@ -297,6 +304,7 @@ export class PostgresState implements State {
           days: changedDays(keys, causes),
           assumedNew,
           revision,
+          claim: this.claimOf(partition, epoch),
         }),
       },
       signal,
@@ -331,6 +339,12 @@ export class PostgresState implements State {
     assertInvariant(found !== undefined, 'loading the batch window returned no row');
     const row = found.epoch === null ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'load');
     return { row, keys: windowsOf(needs, found) };
+  }
+
+  /** The claim of this store's claim of `partition` at `epoch`; null when it holds none (nothing commits). */
+  private claimOf(partition: number, epoch: number): string | null {
+    const held = this.claims.get(partition);
+    return held?.epoch === epoch ? held.claim : null;
   }
 
   /** Each record screened under the configuration revision in force at its offset. */

@@ -111,8 +111,9 @@ function warmUpCommitValues(config: NamespaceConfig, records: SourceRecord[], ns
     frontier: records.length,
     days,
     assumedNew: [],
-    // Never committed (no partition row), so any revision serves.
+    // Never committed (no partition row, no claim), so any revision serves.
     revision: 1,
+    claim: null,
   });
 }
 

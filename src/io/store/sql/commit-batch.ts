@@ -27,11 +27,14 @@ import type { EpochFrontierRow } from './partition-row.js';
  *  namespace's id, which keys the per-record tables (migration 0006; partitions keep the text),
  *  $47–$49 the transactions taken as new without a read (window-cache.ts), $50 the configuration
  *  revision the batch was decided under: the newest the store knows (migration 0008), checked
- *  like the epoch, so no record is decided under a revision older than the namespace's newest.
+ *  like the epoch, so no record is decided under a revision older than the namespace's newest;
+ *  $51 the claim of this store's claim of the partition (migration 0009), checked with the
+ *  epoch, so a worker whose claim a database that went back in time lost is fenced even where
+ *  the epoch number was handed out again.
  */
 export const commitBatchSql = `
   WITH p AS (
-    SELECT epoch, frontier, config_revision FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
+    SELECT epoch, frontier, config_revision, claim FROM partitions WHERE namespace = $1 AND partition = $2 FOR UPDATE
   ), fresh AS (
     SELECT count(*)::int AS stale
       FROM unnest($47::text[], $48::text[], $49::text[]) AS u(item, location, txn)
@@ -41,7 +44,8 @@ export const commitBatchSql = `
            AND a.txn = u.txn COLLATE "C"
          LIMIT 1) AS held
   ), ok AS (
-    SELECT 1 FROM p, fresh WHERE p.epoch = $3 AND p.frontier = $4 AND p.config_revision = $50 AND fresh.stale = 0
+    SELECT 1 FROM p, fresh
+     WHERE p.epoch = $3 AND p.claim = $51::uuid AND p.frontier = $4 AND p.config_revision = $50 AND fresh.stale = 0
   ), d AS (
     INSERT INTO decisions (ns, partition, record_offset, outcome, item, location, txn, rev,
                            raw_key, raw_value, quarantined, detail, epoch)
@@ -110,13 +114,16 @@ export const commitBatchSql = `
      WHERE namespace = $1 AND partition = $2 AND EXISTS (SELECT 1 FROM ok)
     RETURNING 1
   )
-  SELECT p.epoch, p.frontier, p.config_revision, (SELECT count(*) FROM w)::int AS committed, (SELECT stale FROM fresh) AS stale,
+  SELECT p.epoch, p.frontier, p.config_revision, coalesce(p.claim = $51::uuid, false) AS own_claim,
+         (SELECT count(*) FROM w)::int AS committed, (SELECT stale FROM fresh) AS stale,
          (SELECT count(*) FROM (SELECT pg_notify('${outboxChannel}', $1) FROM w WHERE $35::bool) AS n)::int AS notified
     FROM (SELECT 1) AS one LEFT JOIN p ON true`;
 
 export interface CommitRow extends EpochFrontierRow {
   /** The partition row's revision (null without a row). */
   config_revision: number | null;
+  /** Whether the row holds the claim the batch was sent under. */
+  own_claim: boolean;
   committed: number;
   /** Transactions taken as new that are stored: nothing was written. */
   stale: number;
