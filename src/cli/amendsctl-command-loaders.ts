@@ -17,6 +17,7 @@ const loaders: Readonly<Record<string, () => Promise<Command>>> = {
   'manifest-recover': async () => (await import('./commands/manifest-recover.js')).manifestRecoverCommand as Command,
   simulate: async () => (await import('./commands/simulate.js')).simulateCommand as Command,
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand as Command,
+  wait: async () => (await import('./commands/wait.js')).waitCommand as Command,
   export: async () => (await import('./commands/export.js')).exportCommand as Command,
   verify: async () => (await import('./commands/verify.js')).verifyCommand as Command,
   showcase: async () => (await import('./commands/showcase.js')).showcaseCommand as Command,

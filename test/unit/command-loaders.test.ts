@@ -26,7 +26,7 @@ describe('amendsctl command loaders', () => {
     expect(amendsctlCommandNames).toEqual([
       ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'config-revise'],
       'manifest-recover',
-      ...['simulate', 'inspect', 'export', 'verify', 'showcase', 'chaos', 'completion'],
+      ...['simulate', 'inspect', 'wait', 'export', 'verify', 'showcase', 'chaos', 'completion'],
     ]);
   });
 });
