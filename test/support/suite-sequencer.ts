@@ -39,6 +39,7 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/secured-connectivity.test.ts': 19,
   'test/integration/read-only-commands.test.ts': 12,
   'test/integration/wait-drained.test.ts': 12,
+  'test/integration/source-load-stops.test.ts': 10,
   'test/tui/dashboard-live.test.tsx': 10,
   'test/model/group-machine.test.ts': 8,
   'test/integration/source-create.test.ts': 8,
