@@ -38,6 +38,7 @@ import { operationalError } from '../kernel/amends-error.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
 import { readOutbox, readOutputVersions } from './export-queries.js';
+import { patientReads, statementTimeoutOf } from './patient-reads.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
@@ -295,6 +296,7 @@ async function inSnapshot<T>(
     }
   };
   const connectFailure = (error: unknown) => describeDatabaseError(error, databaseUrl, 'connecting');
+  const doing = `reading the store of namespace ${namespace}`;
   return withPooledClient(
     db.pool,
     (client) =>
@@ -303,19 +305,21 @@ async function inSnapshot<T>(
         // Another session may import this snapshot (PostgreSQL's exported snapshots): same rows.
         const exported = await client.query<{ id: string }>('SELECT pg_export_snapshot() AS id');
         const snapshot = exported.rows[0]?.id as string;
+        // Every read of the snapshot may wait out a statement or lock timeout (patient-reads.ts).
+        const timeoutMs = await statementTimeoutOf(client);
         const join: JoinSnapshot = (work) =>
           withPooledClient(
             db.pool,
             (other) =>
               inTransaction(other, async () => {
                 await begin(other, snapshot);
-                return work(other);
+                return work(patientReads(other, timeoutMs, doing));
               }),
             connectFailure,
           );
-        return read(client, join);
+        return read(patientReads(client, timeoutMs, doing), join);
       }).catch((error: unknown) => {
-        throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
+        throw describeDatabaseError(error, databaseUrl, doing);
       }),
     connectFailure,
   );
