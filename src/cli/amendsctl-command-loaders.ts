@@ -15,6 +15,7 @@ const loaders: Readonly<Record<string, () => Promise<Command>>> = {
   'rebuild-create': async () => (await import('./commands/rebuild-create.js')).rebuildCreateCommand as Command,
   'config-revise': async () => (await import('./commands/config-revise.js')).configReviseCommand as Command,
   'manifest-recover': async () => (await import('./commands/manifest-recover.js')).manifestRecoverCommand as Command,
+  'namespace-drop': async () => (await import('./commands/namespace-drop.js')).namespaceDropCommand as Command,
   simulate: async () => (await import('./commands/simulate.js')).simulateCommand as Command,
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand as Command,
   wait: async () => (await import('./commands/wait.js')).waitCommand as Command,

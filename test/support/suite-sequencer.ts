@@ -41,6 +41,7 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/wait-drained.test.ts': 12,
   'test/integration/source-load-stops.test.ts': 10,
   'test/integration/verify-patience.test.ts': 25,
+  'test/integration/namespace-drop.test.ts': 20,
   'test/tui/dashboard-live.test.tsx': 10,
   'test/model/group-machine.test.ts': 8,
   'test/integration/source-create.test.ts': 8,

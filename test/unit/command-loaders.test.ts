@@ -26,6 +26,7 @@ describe('amendsctl command loaders', () => {
     expect(amendsctlCommandNames).toEqual([
       ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'config-revise'],
       'manifest-recover',
+      'namespace-drop',
       ...['simulate', 'inspect', 'wait', 'export', 'verify', 'showcase', 'chaos', 'completion'],
     ]);
   });
