@@ -132,12 +132,14 @@ async function pollDrain(
   progress: DrainProgress,
 ): Promise<Look> {
   let last: Look | undefined;
+  let outage: string | undefined;
   for (;;) {
     const seen = await look();
     if ('outage' in seen) {
-      if (last !== undefined) last = { ...last, why: `${seen.outage} (last seen: ${last.why})` };
+      outage = seen.outage;
     } else {
       last = seen;
+      outage = undefined;
       const { source, view } = seen.observation;
       const lasting = [source, view?.output].find((t) => t !== undefined && isLastingMismatch(t));
       if (lasting !== undefined) throw operationalError(`namespace ${namespace} can never drain: ${lasting.detail}`);
@@ -145,9 +147,8 @@ async function pollDrain(
       if (seen.observation.drained) return seen;
     }
     if (Date.now() >= deadline) {
-      if (last === undefined)
-        throw operationalError(`no look at the namespace succeeded: ${(seen as { outage: string }).outage}`);
-      return last;
+      if (last === undefined) throw operationalError(`namespace ${namespace}: no look succeeded: ${outage}`);
+      return outage === undefined ? last : { ...last, why: `${outage}; last seen: ${last.why}` };
     }
     await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
   }
