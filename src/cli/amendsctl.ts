@@ -14,7 +14,7 @@ const code = await runExecutable(
   {
     program: 'amendsctl',
     description:
-      '  amendsctl: one-shot commands of amends: create, adopt and load source topics,\n  simulate, inspect, export and verify a namespace.',
+      '  amendsctl: one-shot commands of amends: create, adopt and load source topics,\n  simulate, inspect, wait for, export, verify and drop a namespace.',
     commands,
   },
   argv,

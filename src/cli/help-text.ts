@@ -33,6 +33,7 @@ const exitCodeList = `  Exit codes
     2    usage error (a bad, unknown or missing flag)
     3    verify FAIL
     4    verify INCOMPLETE
+    130  interrupted by SIGINT (143: SIGTERM); source-load says which lines it published
     141  stdout was closed by its reader (as a tool killed by SIGPIPE)`;
 
 export function listing(exe: Executable): string {

@@ -11,6 +11,8 @@ export interface Progress {
   printLine(line: string): void;
   /** Moves the bar to `value` of the total. */
   update(value: number): void;
+  /** A total that grew meanwhile (wait: records arrive while the namespace drains). */
+  setTotal(total: number): void;
   stop(): void;
 }
 
@@ -19,7 +21,7 @@ const framesPerSecond = 10;
 /** `eta`: also show the estimated seconds left (cli-progress's estimate from the recent rate). */
 export function createProgress(io: CommandIo, total: number, label: string, unit = 'lines', eta = false): Progress {
   if (!io.stderr.isTTY) {
-    return { printLine: (line) => io.stdout.write(`${line}\n`), update: () => {}, stop: () => {} };
+    return { printLine: (line) => io.stdout.write(`${line}\n`), update: () => {}, setTotal: () => {}, stop: () => {} };
   }
   const sharedTerminal = io.stdout.isTTY === true;
   const bar = new cliProgress.SingleBar(
@@ -42,6 +44,9 @@ export function createProgress(io: CommandIo, total: number, label: string, unit
     },
     update(value) {
       bar.update(value);
+    },
+    setTotal(total) {
+      bar.setTotal(total);
     },
     stop() {
       // cli-progress saves the cursor at start() and restores it in stop() before clearing

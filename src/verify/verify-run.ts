@@ -38,6 +38,7 @@ import { operationalError } from '../kernel/amends-error.js';
 import { int8ToSafeInteger } from '../kernel/safe-integer.js';
 import { BoundedTopicReader, readTopicUpTo, type TopicReaderOptions } from './bounded-topic-reader.js';
 import { keyOrderReadsSql, readVersionsWithEnvelopes } from './export-queries.js';
+import { patientReads, statementTimeoutOf } from './patient-reads.js';
 import { StoreDecisionPages } from './store-decision-pages.js';
 import { VerifyComparison } from './verify-comparison.js';
 import type { VerifyDocument } from './verify-document.js';
@@ -258,6 +259,7 @@ async function inSnapshot<T>(
   read: (client: Queryable) => Promise<T>,
 ): Promise<T> {
   const connectFailure = (error: unknown) => describeDatabaseError(error, databaseUrl, 'connecting');
+  const doing = `reading the store of namespace ${namespace}`;
   // Through withPooledClient: a connection that dies mid-snapshot fails the statement, never
   // the process (pooled-client.ts).
   return withPooledClient(
@@ -268,12 +270,14 @@ async function inSnapshot<T>(
         // The snapshot stays open, idle, while a topic is read (postgres.ts allows 10 s idle).
         await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${snapshotIdleMaxMs}`);
         await client.query(keyOrderReadsSql);
-        const result = await read(client);
+        // Every read of the snapshot may wait out a statement or lock timeout (patient-reads.ts).
+        const timeoutMs = await statementTimeoutOf(client);
+        const result = await read(patientReads(client, timeoutMs, doing));
         await client.query('COMMIT');
         return result;
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
-        throw describeDatabaseError(error, databaseUrl, `reading the store of namespace ${namespace}`);
+        throw describeDatabaseError(error, databaseUrl, doing);
       }
     },
     connectFailure,

@@ -27,7 +27,8 @@ describe('amendsctl command loaders', () => {
       'migrate',
       ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'config-revise'],
       'manifest-recover',
-      ...['simulate', 'inspect', 'export', 'verify', 'showcase', 'chaos', 'completion'],
+      'namespace-drop',
+      ...['simulate', 'inspect', 'wait', 'export', 'verify', 'showcase', 'chaos', 'completion'],
     ]);
   });
 });

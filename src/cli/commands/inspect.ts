@@ -10,10 +10,10 @@
  */
 
 import type { Manifest } from '../../domain/config.js';
-import { adminRequestTimeoutMs, withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
+import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
 import {
+  commandObservationTimeouts,
   type ExpectedTopic,
-  type ObservationTimeouts,
   observeTopicEnds,
   type TopicEndsObservation,
 } from '../../io/kafka/topic-ends-observation.js';
@@ -26,14 +26,6 @@ import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { openRegisteredNamespace } from '../read-only-namespace.js';
-
-/**
- * The first request connects a fresh admin client: bootstrap, then a second connection to
- * the broker the metadata names, which librdkafka opens on its 1 s timer. On a loaded 2-core
- * machine that took over 3 s in 2 of 20 runs (the old single 3 s budget, reported as
- * "broker unreachable"). An unreachable broker therefore costs about 10 s.
- */
-const brokerTimeouts: ObservationTimeouts = { firstMs: adminRequestTimeoutMs, nextMs: 5_000 };
 
 export const inspectCommand = defineCommand({
   name: 'inspect',
@@ -117,8 +109,8 @@ async function observeEnds(
   try {
     return await withKafkaAdmin(brokers, `amendsctl-inspect-${process.pid}`, async (admin) => {
       const [s, o] = await Promise.all([
-        observeTopicEnds(admin, source, brokerTimeouts),
-        output && observeTopicEnds(admin, output, brokerTimeouts),
+        observeTopicEnds(admin, source, commandObservationTimeouts),
+        output && observeTopicEnds(admin, output, commandObservationTimeouts),
       ]);
       return { source: s, output: o };
     });

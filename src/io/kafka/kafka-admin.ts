@@ -144,6 +144,20 @@ export class KafkaAdmin {
   }
 
   /**
+   * Deletes the topic (namespace-drop --topics); `missing` when the broker does not know it.
+   * The broker deletes asynchronously: the name may take a moment to become free again.
+   */
+  async deleteTopic(topic: string): Promise<'deleted' | 'missing'> {
+    try {
+      await viaCallback<void>((done) => this.client.deleteTopic(topic, adminRequestTimeoutMs, done));
+      return 'deleted';
+    } catch (error) {
+      if (kafkaErrorCode(error) === kafkaErrorCodes.unknownTopicOrPartition) return 'missing';
+      throw kafkaError(`cannot delete topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
+    }
+  }
+
+  /**
    * One offset per requested partition, in one ListOffsets call: the log start offset
    * (`log-start`, the retained start) or the last stable offset (`read-committed-end`: LATEST
    * under READ_COMMITTED; an open transaction holds it at its first offset). A partition may

@@ -10,7 +10,7 @@
  * Like every observation (docs/choices.md), this is a sequence of reads, not a lock.
  */
 import { errorMessage } from '../../kernel/error-message.js';
-import type { KafkaAdmin, TopicDescription } from './kafka-admin.js';
+import { adminRequestTimeoutMs, type KafkaAdmin, type TopicDescription } from './kafka-admin.js';
 import { type ExpectedTopic, topicMismatch } from './topic-identity.js';
 
 export type { ExpectedTopic } from './topic-identity.js';
@@ -31,6 +31,15 @@ export interface ObservationTimeouts {
   /** Later requests run on the connection the first one made. */
   nextMs: number;
 }
+
+/**
+ * A one-shot command's budgets (inspect, wait). The first request connects a fresh admin
+ * client: bootstrap, then a second connection to the broker the metadata names, which
+ * librdkafka opens on its 1 s timer. On a loaded 2-core
+ * machine that took over 3 s in 2 of 20 runs (the old single 3 s budget, reported as
+ * "broker unreachable"). An unreachable broker therefore costs about 10 s.
+ */
+export const commandObservationTimeouts: ObservationTimeouts = { firstMs: adminRequestTimeoutMs, nextMs: 5_000 };
 
 export async function observeTopicEnds(
   admin: KafkaAdmin,
