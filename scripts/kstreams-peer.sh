@@ -14,7 +14,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 peer="$root/peers/kstreams"
-cache="${AMENDS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/amends}"
+# The bench may run with a bare environment (its smoke test passes PATH alone): HOME from passwd then.
+home="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+cache="${AMENDS_CACHE_DIR:-${XDG_CACHE_HOME:-$home/.cache}/amends}"
 
 die() { printf 'kstreams-peer: %s\n' "$*" >&2; exit 1; }
 say() { printf 'kstreams-peer: %s\n' "$*" >&2; }
