@@ -7,9 +7,10 @@
 #                            java -cp "DIR/peer.jar:DIR/lib/*" dev.amends.kstreams.LedgerPeer …
 #
 # The build is cached outside git as the stack's Kafka jars are: under
-# ~/.cache/amends/kstreams-peer-<hash>, the hash taken over the peer's pom and sources, so a
-# fresh checkout on the same machine (CI's) does not build again. Maven runs offline (-o) when
-# ~/.m2 already holds what the build needs, and online (Maven Central) otherwise.
+# ~/.cache/amends/kstreams-peer-<hash>, the hash taken over the peer's pom and sources (and this
+# script), so a fresh checkout on the same machine (CI's) does not build again. Maven runs
+# offline (-o) when ~/.m2 already holds what the build needs, and online (Maven Central)
+# otherwise.
 # Every failure is one line on stderr and exit 1.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,10 +22,11 @@ cache="${AMENDS_CACHE_DIR:-${XDG_CACHE_HOME:-$home/.cache}/amends}"
 die() { printf 'kstreams-peer: %s\n' "$*" >&2; exit 1; }
 say() { printf 'kstreams-peer: %s\n' "$*" >&2; }
 
-# The hash of every file of the peer but Maven's output, names included (a rename rebuilds).
+# The hash of every file of the peer but Maven's output, names included (a rename rebuilds),
+# and of this script, which says how it is built.
 sources_hash() {
-  (cd "$peer" && find . -type f -not -path './target/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) \
-    | sha256sum | cut -c1-12
+  { (cd "$peer" && find . -type f -not -path './target/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+    sha256sum <"${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-12
 }
 
 build() {
