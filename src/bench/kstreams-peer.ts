@@ -41,6 +41,8 @@ export interface PeerOptions {
   decisionsTopic?: string;
   logPath: string;
   env: NodeJS.ProcessEnv;
+  /** Its stdout lines: one JSON line per Kafka Streams state change, `{"state":"RUNNING"}`. */
+  onStdoutLine?: (line: string) => void;
 }
 
 /**
@@ -60,6 +62,7 @@ export function startKstreamsPeer(dir: string, o: PeerOptions): BenchProcess {
     args: [...jvmOptions, '-cp', `${join(dir, 'peer.jar')}:${join(dir, 'lib', '*')}`, peerMainClass, ...flags],
     env: o.env,
     logPath: o.logPath,
+    ...(o.onStdoutLine === undefined ? {} : { onStdoutLine: o.onStdoutLine }),
   });
 }
 

@@ -88,6 +88,8 @@ describe('npm run bench on a tiny backlog', () => {
     positive(t.kstreams_rps, 'kstreams_rps');
     expect(k.rps).toBe(t.kstreams_rps);
     expect(k.threads).toBe(2);
+    // 2,000 records may commit in one reading (then the clock starts at the peer's RUNNING state).
+    expect(['first_to_last_commit', 'running_to_drained']).toContain(k.clock);
     expect(k.records).toBeGreaterThan(0);
     expect(k.records).toBeLessThanOrEqual(2000);
     positive(k.seconds, 'kstreams seconds');
