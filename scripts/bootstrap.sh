@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Makes a fresh machine of the project's kind ready, and does nothing twice:
 #   1. Debian packages that @confluentinc/kafka-javascript's source build needs
-#      (its prebuilt binary cannot be downloaded here), plus Java, Maven, PostgreSQL
-#      and tmux when missing;
+#      (its prebuilt binary cannot be downloaded here), plus Java (a JDK: the Kafka
+#      Streams peer is compiled here), Maven, PostgreSQL and tmux when missing;
 #   2. npm dependencies, built with CKJS_LINKING=dynamic against those packages,
 #      reinstalled only when package-lock.json changed, and kept built in a cache;
 #   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
-#   4. the TypeScript build (incremental).
+#   4. the TypeScript build (incremental), and the bench's Kafka Streams peer
+#      (scripts/kstreams-peer.sh: built with Maven once per version of its sources, cached).
 # With --deps-only it stops after 2.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,6 +23,7 @@ for p in "${build_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
@@ -72,3 +74,4 @@ bash scripts/stack.sh up
 
 # ----------------------------------------------------------------- 4. the build
 npx --no-install tsc -p tsconfig.build.json || die "the TypeScript build failed"
+bash scripts/kstreams-peer.sh path >/dev/null || die "the Kafka Streams peer did not build (see above)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: what CI runs on a clean checkout (.ci/run). bootstrap's packages and npm
-# dependencies first; then the stack's start, the build and the type check side by side
+# dependencies first; then the stack's start, the build, the type check and the bench's Kafka
+# Streams peer (built once per version of its sources, then taken from the cache) side by side
 # (each is mostly one core, and a fresh stack's start waits on its JVM and initdb); then the
 # lint and every vitest suite.
 set -euo pipefail
@@ -13,10 +14,12 @@ bash scripts/bootstrap.sh --deps-only
 bash scripts/stack.sh up & stack=$!
 npx --no-install tsc -p tsconfig.build.json & build=$!
 npx --no-install tsc -p tsconfig.json --noEmit & check=$!
+bash scripts/kstreams-peer.sh path >/dev/null & peer=$!
 failed=()
 wait "$stack" || failed+=('the stack did not start (see above)')
 wait "$build" || failed+=('the TypeScript build failed')
 wait "$check" || failed+=('the type check failed')
+wait "$peer" || failed+=('the Kafka Streams peer did not build (see above)')
 [ ${#failed[@]} -eq 0 ] || die "$(IFS=';'; echo "${failed[*]}")"
 npx --no-install biome check . || die 'the lint failed (npm run format fixes formatting)'
 exec npx --no-install vitest run "$@"

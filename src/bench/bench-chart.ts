@@ -1,6 +1,7 @@
 /**
  * The run's picture (artifacts/bench/<run-id>.svg): throughput bars (batch 1, the best batch,
- * the evidence floor, the Connect-style sink and the naive baseline) beside the publish → view latency distribution with its p50 and p99.
+ * the Kafka Streams peer, the evidence floor, the Connect-style sink and the naive baseline)
+ * beside the publish → view latency distribution with its p50 and p99.
  * A scale run's picture: the decision rate of each tenth of the backlog (the first and the
  * last, which the target compares, marked) beside the workers' peak RSS as each tenth was
  * decided, against the 250 MB target; the restart's figures in the subtitle.
@@ -37,13 +38,14 @@ function throughputPanel(r: BenchResult): Panel {
   const bars = [
     { run: 'batch 1', rps: Math.round(t.batch1_rps), kind: 'amends' },
     { run: `batch ${t.best.batch_size} (best)`, rps: Math.round(t.best.rps), kind: 'amends' },
+    { run: 'Kafka Streams EOS v2', rps: Math.round(t.kstreams_rps), kind: 'peer' },
     { run: 'evidence floor', rps: Math.round(t.floor_rps), kind: 'reference' },
     { run: 'Connect-style sink', rps: Math.round(t.connect_rps), kind: 'reference' },
     { run: 'naive baseline', rps: Math.round(t.naive_rps), kind: 'reference' },
   ];
   return {
-    title: 'throughput (records/s, 2 processes)',
-    width: 260,
+    title: 'throughput (records/s, 2 processes or stream threads)',
+    width: 330,
     height: 220,
     data: { values: bars },
     layer: [
@@ -55,7 +57,7 @@ function throughputPanel(r: BenchResult): Panel {
           color: {
             field: 'kind',
             type: 'nominal',
-            scale: { domain: ['amends', 'reference'], range: ['#4c78a8', '#bab0ac'] },
+            scale: { domain: ['amends', 'peer', 'reference'], range: ['#4c78a8', '#f58518', '#bab0ac'] },
             legend: null,
           },
         },

@@ -66,10 +66,12 @@ export const benchUsage = `Usage
   npm run bench [-- FLAGS]                 (node dist/bench/main.js FLAGS)
 
   On the local stack (npm run up): pg_test_fsync, a backlog, two workers at batch 1 and at each
-  batch size, the evidence floor, Connect-style and naive baselines, the live chain's publish ->
-  view latency, SIGKILL + restart and takeover. Writes artifacts/bench/<run-id>.json and .svg and
-  prints the table with each target met or MISSED (docs/benchmarks.md says what each measures).
-  AMENDS_DATABASE_URL and AMENDS_BROKERS pick another database or broker.
+  batch size, verify, the Kafka Streams peer (exactly_once_v2, 2 stream threads; built once with
+  Maven by scripts/kstreams-peer.sh), the evidence floor, Connect-style and naive baselines, the
+  live chain's publish -> view latency, SIGKILL + restart and takeover. Writes
+  artifacts/bench/<run-id>.json and .svg and prints the table with each target met or MISSED
+  (docs/benchmarks.md says what each measures). AMENDS_DATABASE_URL and AMENDS_BROKERS pick
+  another database or broker; AMENDS_KSTREAMS_JVM_OPTS adds options to the peer's JVM.
 
 Flags
   --records N               backlog records (default ${flagDefaults.records})

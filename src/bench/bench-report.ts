@@ -10,11 +10,14 @@ import type { CommitFloor } from './commit-floor.js';
 import type { FsyncProbe } from './fsync-probe.js';
 import type { HopProfile } from './hop-profile.js';
 import type { RecoveryResult } from './kill-recovery.js';
+import type { KstreamsResult } from './kstreams-throughput.js';
 import type { ObservationCost } from './observation-probe.js';
 import type { LatencyResult } from './publish-view-latency.js';
+import { columns, fixed, whole } from './report-cells.js';
 import type { Machine } from './run-environment.js';
+import { formatScaleTable, judgeScaleTargets } from './scale-report.js';
 import type { ScaleResult } from './scale-run.js';
-import type { VerifyFigures } from './verify-measure.js';
+import { type VerifyFigures, verifyTarget } from './verify-measure.js';
 import type { ThroughputResult } from './worker-throughput.js';
 
 export interface BenchResult {
@@ -41,6 +44,14 @@ export interface BenchResult {
     ratio_best_to_floor: number;
     connect_rps: number;
     ratio_best_to_connect: number;
+    /**
+     * The Kafka Streams peer (exactly_once_v2) on the same backlog and broker, and amends' best and
+     * default batch as multiples of it (the default's null: not in the sweep).
+     */
+    kstreams_rps: number;
+    ratio_best_to_kstreams: number;
+    ratio_default_to_kstreams: number | null;
+    kstreams: KstreamsResult;
     runs: ThroughputResult[];
     naive: BaselineResult & { poll_size: number; processes: number };
     floor: BaselineResult & { poll_size: number; processes: number };
@@ -78,49 +89,8 @@ export interface TargetVerdict {
   met: boolean;
 }
 
-/** The sizes of issue 13 at which the scale targets are stated: a smaller run cannot meet them. */
-export const scaleTargetRecords = 2_000_000;
-export const scaleTargetTransactions = 1_000_000;
-
 export function judgeTargets(r: Unjudged<AnyBenchResult>): TargetVerdict[] {
   return 'scale' in r ? judgeScaleTargets(r.scale) : judgeFullTargets(r);
-}
-
-function judgeScaleTargets(s: ScaleResult): TargetVerdict[] {
-  const atRecords = s.records >= scaleTargetRecords;
-  const atHistory = s.transactions >= scaleTargetTransactions;
-  const size = `${whole(s.records)} records`;
-  const history = `${whole(s.transactions)} transactions`;
-  const rssRatio = s.rss_mb_at_reference === null ? null : s.rss_mb_peak / s.rss_mb_at_reference;
-  const within = (v: number | null, limit: number) => v !== null && Number.isFinite(v) && v <= limit;
-  return [
-    {
-      target: 'scale: last tenth >= 0.9x the first tenth (2,000,000 records)',
-      measured: `${fig(s.ratio_last_to_first, 2)}x (${whole(s.rps_last_tenth)} / ${whole(s.rps_first_tenth)} rec/s) at ${size}`,
-      met: atRecords && atHistory && s.ratio_last_to_first !== null && s.ratio_last_to_first >= 0.9,
-    },
-    {
-      target: 'scale: peak RSS per worker <= 250 MB at 2,000,000 records',
-      measured: `${fig(s.rss_mb_peak, 0)} MB at ${size}`,
-      met: atRecords && s.rss_mb_peak <= 250,
-    },
-    {
-      target: 'scale: peak RSS <= 1.1x its figure at 200,000 records',
-      measured: `${fig(rssRatio, 2)}x (${fig(s.rss_mb_peak, 0)} / ${fig(s.rss_mb_at_reference, 0)} MB at ${whole(s.rss_reference_records)})`,
-      met: atRecords && s.rss_reference_records === 200_000 && within(rssRatio, 1.1),
-    },
-    {
-      target: 'scale: SIGKILL + restart -> next decision <= 3 s (1,000,000 transactions)',
-      measured: `${fig(s.restart_to_decision_s, 2)} s after ${history}`,
-      met: atHistory && within(s.restart_to_decision_s, 3),
-    },
-    {
-      target: 'scale: first commit after a claim <= 100 ms (1,000,000 transactions)',
-      measured: `${fig(s.first_commit_after_claim_ms, 1)} ms after ${history}`,
-      met: atHistory && within(s.first_commit_after_claim_ms, 100),
-    },
-    verifyTarget(s.verify, scaleTargetRecords, 150),
-  ];
 }
 
 function judgeFullTargets(r: Omit<BenchResult, 'targets'>): TargetVerdict[] {
@@ -142,6 +112,16 @@ function judgeFullTargets(r: Omit<BenchResult, 'targets'>): TargetVerdict[] {
       met: t.ratio_default_to_best !== null && t.ratio_default_to_best >= 0.9,
     },
     {
+      target: 'vs kstreams: best batch >= 1.5x',
+      measured: `${fixed(t.ratio_best_to_kstreams, 2)}x (${whole(t.best.rps)} / ${whole(t.kstreams_rps)} rec/s)`,
+      met: t.ratio_best_to_kstreams >= 1.5,
+    },
+    {
+      target: `vs kstreams: default (batch ${t.default_batch_size}) >= 1.3x`,
+      measured: t.ratio_default_to_kstreams === null ? 'not in the sweep' : `${fixed(t.ratio_default_to_kstreams, 2)}x`,
+      met: t.ratio_default_to_kstreams !== null && t.ratio_default_to_kstreams >= 1.3,
+    },
+    {
       target: `p99 publish->view <= 100 ms at 1,000 rec/s`,
       measured: `${fixed(r.latency_ms.p99, 1)} ms at ${whole(r.latency_ms.offered_rps)} rec/s`,
       met: r.latency_ms.p99 <= 100 && r.latency_ms.offered_rps >= 1000,
@@ -159,18 +139,6 @@ function judgeFullTargets(r: Omit<BenchResult, 'targets'>): TargetVerdict[] {
     { target: 'peak RSS per worker <= 250 MB', measured: `${fixed(r.rss_mb_peak, 0)} MB`, met: r.rss_mb_peak <= 250 },
     verifyTarget(r.verify, 200_000, 15),
   ];
-}
-
-/** issue 14: verify of a drained namespace of `records` records within `limitS`, peak RSS <= 300 MB. */
-function verifyTarget(v: VerifyFigures | null, records: number, limitS: number): TargetVerdict {
-  const measured = v
-    ? `${v.verdict} ${whole(v.records)} records in ${fixed(v.wall_s, 1)} s (${whole(v.records_per_s)} rec/s), ${fixed(v.peak_rss_mb, 0)} MB, load ${fixed(v.load_average_1m, 2)}`
-    : 'not measured';
-  return {
-    target: `verify of ${whole(records)} records <= ${limitS} s, peak RSS <= 300 MB`,
-    measured,
-    met: v !== null && v.records >= records && v.wall_s <= limitS && v.peak_rss_mb <= 300,
-  };
 }
 
 /** The printed table: every measured figure, its ratio to the baseline, and the targets. */
@@ -236,10 +204,39 @@ function throughputRows(r: BenchResult, verdict: TargetCells): string[][] {
       ratio(t.connect_rps),
       ...verdict('batch mode >= 0.8x connect'),
     ],
+    ...kstreamsRows(t, bestRun, verdict),
     [`naive baseline, poll ${t.naive.poll_size}, 2 consumers`, `${whole(t.naive_rps)} rec/s`, '1.00x', '', ''],
     [
       `  PostgreSQL work per record, batch ${t.best.batch_size} commit`,
       `${fixed(bestRun?.server_work_us_per_record ?? Number.NaN, 1)} us`,
+      '',
+      '',
+      '',
+    ],
+  ];
+}
+
+/** The Kafka Streams peer: its rate and what it cost, beside amends' best run. */
+function kstreamsRows(t: BenchResult['throughput'], best: ThroughputResult | undefined, verdict: TargetCells) {
+  const k = t.kstreams;
+  const bestRss = best === undefined ? Number.NaN : Math.max(...best.peak_rss_mb);
+  return [
+    [
+      `Kafka Streams peer, exactly_once_v2, ${k.threads} stream threads`,
+      `${whole(t.kstreams_rps)} rec/s`,
+      `${fixed(t.kstreams_rps / t.naive_rps, 2)}x`,
+      ...verdict('vs kstreams: best'),
+    ],
+    [
+      `  default batch ${t.default_batch_size} / Kafka Streams`,
+      t.ratio_default_to_kstreams === null ? 'not in the sweep' : `${fixed(t.ratio_default_to_kstreams, 2)}x`,
+      '',
+      ...verdict('vs kstreams: default'),
+    ],
+    ['  Kafka Streams JVM: peak RSS / CPU', `${fixed(k.peak_rss_mb, 0)} MB / ${fixed(k.cpu_s, 1)} s`, '', '', ''],
+    [
+      `  amends batch ${t.best.batch_size}, 2 workers: peak RSS per worker / CPU`,
+      `${fixed(bestRss, 0)} MB / ${fixed(best?.cpu_s ?? Number.NaN, 1)} s`,
       '',
       '',
       '',
@@ -307,85 +304,4 @@ function costRows(r: BenchResult, verdict: TargetCells): string[][] {
       '',
     ],
   ];
-}
-
-function formatScaleTable(r: ScaleBenchResult): string {
-  const s = r.scale;
-  const rows: string[][] = [['measure', 'value', 'target', '']];
-  const verdict = (name: string) => {
-    const v = r.targets.find((x) => x.target.startsWith(`scale: ${name}`));
-    return v === undefined ? ['', ''] : [v.target.replace(/^scale: /, ''), v.met ? 'met' : 'MISSED'];
-  };
-  const first = s.tenths.tenths[0];
-  const last = s.tenths.tenths[s.tenths.tenths.length - 1];
-  const span = (w: typeof first) => (w === undefined ? '' : ` (records ${whole(w.from_record)}-${whole(w.to_record)})`);
-  rows.push([
-    `scale (${s.shape}) backlog`,
-    `${whole(s.records)} records, ${whole(s.transactions)} transactions, ${whole(s.keys)} keys, ${s.partitions} partitions`,
-    '',
-    '',
-  ]);
-  rows.push([`  ${s.workers} workers at batch ${s.batch_size}: whole backlog`, `${fig(s.decide_s, 1)} s`, '', '']);
-  rows.push([`  decision rate, first tenth${span(first)}`, `${whole(s.rps_first_tenth)} rec/s`, '', '']);
-  rows.push([
-    `  decision rate, last tenth${span(last)}`,
-    `${whole(s.rps_last_tenth)} rec/s (${fig(s.ratio_last_to_first, 2)}x)`,
-    ...verdict('last tenth'),
-  ]);
-  rows.push(['  rate per tenth (rec/s)', s.rps_by_tenth.map((v) => whole(v)).join(' '), '', '']);
-  rows.push([
-    '  peak RSS per worker (VmHWM)',
-    `${s.rss_mb_per_worker.map((w) => `${fig(w.mb, 0)}${w.restarted ? ' (restarted)' : ''}`).join(' / ')} MB`,
-    ...verdict('peak RSS per worker'),
-  ]);
-  rows.push([
-    `  peak RSS when ${whole(s.rss_reference_records)} were decided`,
-    `${fig(s.rss_mb_at_reference, 0)} MB`,
-    ...verdict('peak RSS <='),
-  ]);
-  const x = s.restart;
-  rows.push([
-    `  SIGKILL + restart -> next decision (${whole(x.history_transactions)} txns behind)`,
-    `${fig(s.restart_to_decision_s, 2)} s${x.failure === null ? '' : ` (${x.failure})`}`,
-    ...verdict('SIGKILL'),
-  ]);
-  rows.push([
-    '    restart -> claim / claim -> seek observation',
-    `${fig(x.restart_to_claim_s, 2)} s / ${fig(x.claim_to_seek_ms, 1)} ms`,
-    '',
-    '',
-  ]);
-  rows.push(['  claim -> first commit', `${fig(s.first_commit_after_claim_ms, 1)} ms`, ...verdict('first commit')]);
-  rows.push([
-    '    first store call (decide + commit, keys loaded)',
-    `${x.first_store_call_ms.map((ms) => fig(ms, 1)).join(' / ')} ms for ${x.first_commit_records.join(' / ')} records`,
-    '',
-    '',
-  ]);
-  return columns(rows);
-}
-
-function columns(rows: string[][]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length))) ?? [];
-  const line = (row: string[]) =>
-    row
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [line(rows[0] as string[]), rule, ...rows.slice(1).map(line)].join('\n');
-}
-
-/** A figure that may be missing (null: not measured, e.g. a restart that never decided). */
-function fig(n: number | null, digits: number): string {
-  return n === null ? 'n/a' : fixed(n, digits);
-}
-
-function whole(n: number | null): string {
-  if (n === null) return 'n/a';
-  return Number.isFinite(n) ? Math.round(n).toLocaleString('en') : String(n);
-}
-
-function fixed(n: number, digits: number): string {
-  return Number.isFinite(n) ? n.toFixed(digits) : String(n);
 }

@@ -3,7 +3,8 @@
  * list of phases, each on its own namespace:
  *
  *   pg_test_fsync → backlog (2 partitions) → 2 workers at batch 1 (a bounded window) and at
- *   each batch size → verify of the largest drained namespace → the baselines (naive,
+ *   each batch size → verify of the largest drained namespace (right after the drain, when a
+ *   user runs it) → the Kafka Streams peer with 2 stream threads → the baselines (naive,
  *   evidence floor, Connect-style sink) → the live chain at the best batch size: latency →
  *   SIGKILL + restart, SIGKILL + takeover
  *
@@ -25,6 +26,7 @@ import { measureCommitFloor } from './commit-floor.js';
 import { probeFsync } from './fsync-probe.js';
 import { profileHops } from './hop-profile.js';
 import { measureRecovery } from './kill-recovery.js';
+import { type KstreamsResult, measureKstreams } from './kstreams-throughput.js';
 import { startLiveChain } from './live-chain.js';
 import { measureObservation } from './observation-probe.js';
 import { measureLatency } from './publish-view-latency.js';
@@ -34,6 +36,8 @@ import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
 
 /** The baselines' poll size (baseline-consumer.ts polls this many). */
 const naivePollSize = 500;
+/** As many stream threads as amends has workers. */
+const kstreamsThreads = 2;
 
 interface Backlog {
   /** Each partition's end offset once the backlog is published. */
@@ -54,6 +58,8 @@ export async function fullRun(ctx: BenchContext, options: BenchOptions, startedA
   const backlog = await publishBacklog(ctx, source, options.records);
   const throughput = await measureThroughput(ctx, source, backlog.ends, options);
   const verify = verifyLargestDrained(ctx, throughput.runs);
+  ctx.progress(`Kafka Streams peer: exactly_once_v2, ${kstreamsThreads} stream threads …`);
+  const kstreams = await measureKstreams(ctx, source, backlog.ends, kstreamsThreads);
   const baselines = await measureBaselines(ctx, source.source_topic, options.records);
   const live = await measureLiveChain(ctx, throughput.best.batch_size, options);
   const rss = ctx.workers.map((w) => Math.round(w.peakRssMb() * 10) / 10);
@@ -69,7 +75,7 @@ export async function fullRun(ctx: BenchContext, options: BenchOptions, startedA
       publish_s: backlog.publishS,
       publish_rps: options.records / backlog.publishS,
     },
-    throughput: throughputFigures(throughput, baselines),
+    throughput: throughputFigures(throughput, baselines, kstreams),
     latency_ms: { ...latencySummary, hops: live.hops, load_average_1m: live.loadDuringLatency },
     recovery_s: live.recovery,
     verify,
@@ -174,15 +180,16 @@ async function measureLiveChain(ctx: BenchContext, batchSize: number, options: B
   return { latency, hops, loadDuringLatency, recovery };
 }
 
-/** The default batch size's run as a share of the best run (null when the sweep left it out). */
-function defaultRatio(runs: readonly { batch_size: number; rps: number }[], bestRps: number): number | null {
+/** The default batch size's run as a multiple of `otherRps` (null when the sweep left it out). */
+function defaultRatio(runs: readonly { batch_size: number; rps: number }[], otherRps: number): number | null {
   const run = runs.find((r) => r.batch_size === defaultBatchSize);
-  return run === undefined ? null : run.rps / bestRps;
+  return run === undefined ? null : run.rps / otherRps;
 }
 
 function throughputFigures(
   t: Throughput,
   baselines: Record<'naive' | 'floor' | 'connect', BaselineResult>,
+  kstreams: KstreamsResult,
 ): BenchResult['throughput'] {
   const { batch1, best } = t;
   const { naive, floor, connect } = baselines;
@@ -201,6 +208,10 @@ function throughputFigures(
     ratio_best_to_floor: best.rps / floor.rps,
     connect_rps: connect.rps,
     ratio_best_to_connect: best.rps / connect.rps,
+    kstreams_rps: kstreams.rps,
+    ratio_best_to_kstreams: best.rps / kstreams.rps,
+    ratio_default_to_kstreams: defaultRatio(t.runs, kstreams.rps),
+    kstreams,
     runs: t.runs,
     naive: { ...naive, poll_size: naivePollSize, processes: 2 },
     floor: { ...floor, poll_size: naivePollSize, processes: 2 },

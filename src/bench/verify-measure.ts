@@ -9,6 +9,8 @@ import os from 'node:os';
 import { packageBin } from '../io/process/child-process.js';
 import type { VerifyDocument } from '../verify/verify-document.js';
 import type { BenchContext } from './bench-context.js';
+import type { TargetVerdict } from './bench-report.js';
+import { fixed, whole } from './report-cells.js';
 
 export interface VerifyFigures {
   namespace: string;
@@ -49,5 +51,17 @@ export function measureVerify(ctx: BenchContext, manifestPath: string, namespace
     peak_rss_mb: report.stats?.peak_rss_mb ?? Number.NaN,
     phases_ms: report.stats?.phases_ms ?? null,
     load_average_1m: Math.round((os.loadavg()[0] ?? Number.NaN) * 100) / 100,
+  };
+}
+
+/** issue 14: verify of a drained namespace of `records` records within `limitS`, peak RSS <= 300 MB. */
+export function verifyTarget(v: VerifyFigures | null, records: number, limitS: number): TargetVerdict {
+  const measured = v
+    ? `${v.verdict} ${whole(v.records)} records in ${fixed(v.wall_s, 1)} s (${whole(v.records_per_s)} rec/s), ${fixed(v.peak_rss_mb, 0)} MB, load ${fixed(v.load_average_1m, 2)}`
+    : 'not measured';
+  return {
+    target: `verify of ${whole(records)} records <= ${limitS} s, peak RSS <= 300 MB`,
+    measured,
+    met: v !== null && v.records >= records && v.wall_s <= limitS && v.peak_rss_mb <= 300,
   };
 }

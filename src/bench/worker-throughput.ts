@@ -27,6 +27,8 @@ export interface ThroughputResult {
   /** PostgreSQL's own work per record inside the commit statement (the last batch of each partition). */
   server_work_us_per_record: number;
   peak_rss_mb: number[];
+  /** User + system CPU seconds of both worker processes together, start-up included. */
+  cpu_s: number;
 }
 
 export async function measureWorkers(
@@ -69,6 +71,7 @@ export async function measureWorkers(
     if (Date.now() - started > timeoutMs) throw new Error(`batch ${batchSize}: not done within ${timeoutMs / 1000} s`);
   }
   const peak = workers.map((w) => w.peakRssMb());
+  const cpu = workers.reduce((sum, w) => sum + w.cpuSeconds(), 0);
   await Promise.all(workers.map((w) => w.stop()));
   const rate = await commitRate(ctx.pool, namespace);
   return {
@@ -82,5 +85,6 @@ export async function measureWorkers(
     extra_claims: rate.extraClaims,
     server_work_us_per_record: rate.serverWorkUsPerRecord,
     peak_rss_mb: peak,
+    cpu_s: cpu,
   };
 }

@@ -83,6 +83,23 @@ describe('npm run bench on a tiny backlog', () => {
       expect(baseline.records, name).toBeGreaterThanOrEqual(2000);
       expect(ratio, name).toBeCloseTo(t.best.rps / rps, 6);
     }
+    // The Kafka Streams peer over the same backlog: every record committed, its costs read.
+    const k = t.kstreams;
+    positive(t.kstreams_rps, 'kstreams_rps');
+    expect(k.rps).toBe(t.kstreams_rps);
+    expect(k.threads).toBe(2);
+    // 2,000 records may commit in one reading (then the clock starts at the peer's RUNNING state).
+    expect(['first_to_last_commit', 'running_to_drained']).toContain(k.clock);
+    expect(k.records).toBeGreaterThan(0);
+    expect(k.records).toBeLessThanOrEqual(2000);
+    positive(k.seconds, 'kstreams seconds');
+    positive(k.peak_rss_mb, 'kstreams peak RSS');
+    positive(k.cpu_s, 'kstreams CPU seconds');
+    expect(t.ratio_best_to_kstreams).toBeCloseTo(t.best.rps / t.kstreams_rps, 6);
+    const defaultRun = t.runs.find((x) => x.batch_size === t.default_batch_size);
+    if (defaultRun === undefined) expect(t.ratio_default_to_kstreams).toBeNull();
+    else expect(t.ratio_default_to_kstreams).toBeCloseTo(defaultRun.rps / t.kstreams_rps, 6);
+    for (const run of t.runs) positive(run.cpu_s, `batch ${run.batch_size} CPU seconds`);
     positive(t.batch1_profile.store_call_ms.mean, 'batch1 store call');
     positive(t.batch1_bounds.durable_commit_floor.ms_per_commit, 'durable commit floor');
     positive(t.batch1_bounds.source_observation.p50_ms, 'source observation');
@@ -117,12 +134,13 @@ describe('npm run bench on a tiny backlog', () => {
     expect(r.verify?.records).toBe(r.backlog.records);
     positive(r.verify?.records_per_s as number, 'verify records/s');
     positive(r.verify?.peak_rss_mb as number, 'verify peak RSS');
-    expect(r.targets).toHaveLength(8);
+    expect(r.targets).toHaveLength(10);
     for (const target of r.targets) expect(typeof target.met).toBe('boolean');
 
     expect(run.stdout).toContain('naive baseline');
     expect(run.stdout).toContain('evidence floor');
     expect(run.stdout).toContain('Connect-style sink');
+    expect(run.stdout).toContain('Kafka Streams peer');
     expect(run.stdout).toMatch(/met|MISSED/);
 
     const svgPath = join(outDir, `${runId}.svg`);
@@ -132,6 +150,7 @@ describe('npm run bench on a tiny backlog', () => {
     expect(svg).toContain('xmlns="http://www.w3.org/2000/svg"');
     expect(svg).toContain('naive baseline');
     expect(svg).toContain('evidence floor');
+    expect(svg).toContain('Kafka Streams EOS v2');
   });
 });
 

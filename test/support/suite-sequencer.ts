@@ -35,6 +35,7 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/worker-commit-faults.test.ts': 25,
   'test/integration/kafka-source-consumer.test.ts': 23,
   'test/integration/postgres-state.test.ts': 21,
+  'test/integration/kstreams-peer.test.ts': 16,
   'test/integration/observability.test.ts': 21,
   'test/integration/secured-connectivity.test.ts': 19,
   'test/integration/read-only-commands.test.ts': 12,
