@@ -35,6 +35,8 @@ export const viewCommand = defineCommand({
   ridden through: a fresh session takes the lock again and resumes from the frontiers in
   PostgreSQL; past the budget it exits 1. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
 
+  ${processFlagsHelp.sources}
+
   Flags
 ${processFlagsHelp.identity}
 ${processFlagsHelp.kafka}
@@ -43,6 +45,7 @@ ${processFlagsHelp.observability}
   Example
     $ amends view --manifest demo-1.manifest.json`,
   flags: processFlags,
+  takesSettings: true,
   async run(cli, io) {
     const settings = await processSettings(cli.flags, cli.input, io.env);
     const { id: viewId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
