@@ -110,6 +110,7 @@ async function viewUntilStopped(
         `amends-view-${viewId}`,
         onClientError,
       );
+      env.metrics.readsEndsFrom((partition) => consumer?.cachedEnd(partition));
       await applyUntilStopped(consumer, view, lock, scaffold.stopSignal, env, progressed);
       return 'drained';
     } finally {
