@@ -2,7 +2,8 @@
 # Makes a fresh machine of the project's kind ready, and does nothing twice:
 #   1. Debian packages that @confluentinc/kafka-javascript's source build needs
 #      (its prebuilt binary cannot be downloaded here), plus Java (a JDK: the Kafka
-#      Streams peer is compiled here), Maven, PostgreSQL and tmux when missing;
+#      Streams peer is compiled here), Maven, PostgreSQL, tmux, promtool and
+#      systemd-analyze when missing;
 #   2. npm dependencies, built with CKJS_LINKING=dynamic against those packages,
 #      reinstalled only when package-lock.json changed, and kept built in a cache;
 #   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
@@ -27,6 +28,10 @@ command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+# The deploy/ checks: promtool (Debian ships it in prometheus) lints /metrics and tests the alert
+# rules; systemd-analyze verifies the units.
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     die "missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"

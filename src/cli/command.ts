@@ -18,6 +18,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   /** Full help: usage line, what it does, flags, an example. */
   help: string;
   flags: F;
+  /**
+   * Whether its settings may also come from AMENDS_* variables and the settings file
+   * (`--settings`, settings-sources.ts): worker, relay and view.
+   */
+  takesSettings?: boolean;
   /** When stdout closes under it (closed-pipe.ts); default `exit`. */
   closedStdout?: ClosedStdout;
   run(cli: Result<F>, io: CommandIo): Promise<number>;

@@ -12,6 +12,7 @@ import type { Command, CommandIo } from './command.js';
 import { diagnosticFor, exitCodeFor, exitCodes, nextStepLine } from './exit.js';
 import { asksFor, joinDashValues, missingFlags, missingFlagsMessage, unknownFlags } from './flag-check.js';
 import { commandHelp, type Executable, listing } from './help-text.js';
+import { resolveSettings, withoutDefaults } from './settings-sources.js';
 import { packageVersion } from './version.js';
 
 export type { Executable } from './help-text.js';
@@ -63,9 +64,11 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
   const rest = joinDashValues(args);
   const prefix = `${exe.program} ${command.name}`;
   const seeHelp = ` (see ${prefix} --help)`;
-  // Required flags are checked below rather than by meow, so a missing one is one line.
+  // Required flags are checked below rather than by meow, so a missing one is one line; the
+  // defaults of a command with a settings file come after the environment and the file.
+  const specs = command.takesSettings ? withoutDefaults(command.flags) : command.flags;
   const flags = Object.fromEntries(
-    Object.entries(command.flags).map(([name, f]) => [name, { ...f, isRequired: false }]),
+    Object.entries(specs).map(([name, f]) => [name, { ...f, isRequired: false }]),
   ) as typeof command.flags;
   let cli: ReturnType<typeof meow>;
   try {
@@ -89,13 +92,24 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
     io.stderr.write(`${prefix}: unknown flag ${unknown.join(', ')}\n${commandHelp(exe, command)}\n`);
     return exitCodes.usage;
   }
+  let runIo = io;
+  if (command.takesSettings) {
+    try {
+      const settings = resolveSettings(command.flags, cli.flags, io.env);
+      Object.assign(cli.flags, settings.flags);
+      runIo = { ...io, env: settings.env };
+    } catch (error) {
+      io.stderr.write(`${diagnosticFor(prefix, error)}${seeHelp}\n`);
+      return exitCodeFor(error);
+    }
+  }
   const missing = missingFlags(command.flags, cli.flags as Record<string, unknown>);
   if (missing.length > 0) {
     io.stderr.write(`${prefix}: ${missingFlagsMessage(missing)}${seeHelp}\n`);
     return exitCodes.usage;
   }
   try {
-    return await command.run(cli as never, io);
+    return await command.run(cli as never, runIo);
   } catch (error) {
     const hint = exitCodeFor(error) === exitCodes.usage ? seeHelp : '';
     io.stderr.write(`${diagnosticFor(prefix, error)}${hint}\n`);

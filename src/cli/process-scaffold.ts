@@ -38,6 +38,7 @@ export function processIdentity(instanceId: string | undefined, input: readonly 
 /** The flags worker, relay and view share (meow). */
 export const processFlags = {
   manifest: { type: 'string', isRequired: true },
+  settings: { type: 'string' },
   instanceId: { type: 'string' },
   migrate: { type: 'boolean', default: true },
   ...outageBudgetFlag,
@@ -47,6 +48,14 @@ export const processFlags = {
 
 /** `--no-migrate`'s help, in every process's flags. */
 export const noMigrateHelp = 'refuse a schema older than this amends instead of migrating it (amendsctl migrate)';
+
+/** `--settings`'s description in every process's help. */
+export const settingsFlagHelp = 'key=value per flag name, and database-url (default: $AMENDS_SETTINGS)';
+
+/** The help's paragraph on where settings come from (settings-sources.ts). */
+export const settingsSourcesHelp = `Each flag that takes a value may also be given in the environment as AMENDS_ and its
+  name (AMENDS_OUTAGE_BUDGET_S) or in the settings file as name=value (outage-budget-s=10);
+  a flag wins over the environment, the environment over the file.`;
 
 /** Where relay's and view's help puts the descriptions of its flags. */
 const processHelpColumn = 18;
@@ -59,6 +68,7 @@ const processHelpColumn = 18;
 export const processFlagsHelp = {
   identity: flagRows(processHelpColumn, [
     ['--manifest M', "the namespace's manifest (required)"],
+    ['--settings FILE', settingsFlagHelp],
     ['--instance-id ID', "the heartbeat row's id (default: hostname-pid)"],
     [
       '--outage-budget-s S',
@@ -68,6 +78,7 @@ export const processFlagsHelp = {
   ]),
   kafka: kafkaFlagsHelp(processHelpColumn),
   observability: observabilityFlagsHelp(processHelpColumn),
+  sources: settingsSourcesHelp,
 };
 
 /** What `processFlags` and the environment say, checked, with the manifest read. */

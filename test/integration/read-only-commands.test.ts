@@ -197,9 +197,7 @@ describe('read-only commands (inspect, export, tui)', () => {
     const runs = await everyReadOnlyCommand(path, url);
     expectOneLineRefusals(
       runs,
-      new RegExp(
-        `lacks schema migration ${last?.version} \\(${last?.name}\\).*: run amendsctl migrate first`,
-      ),
+      new RegExp(`lacks schema migration ${last?.version} \\(${last?.name}\\).*: run amendsctl migrate first`),
     );
     expect(await schemaState(schema)).toEqual(before);
   });

@@ -48,6 +48,7 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/source-create.test.ts': 8,
   'test/integration/config-revise.test.ts': 10,
   'test/integration/diagnostics.test.ts': 7,
+  'test/integration/metrics-lint.test.ts': 9,
   'test/integration/standard-producers.test.ts': 7,
   'test/integration/source-adopt.test.ts': 6,
   'test/integration/worker-static-fence.test.ts': 5,

@@ -32,6 +32,8 @@ export const relayCommand = defineCommand({
   the budget it exits 1. SIGINT/SIGTERM drain the deliveries in flight and exit 0. Logs JSON lines on
   stderr; writes a heartbeat row (role relay). Needs AMENDS_DATABASE_URL.
 
+  ${processFlagsHelp.sources}
+
   Flags
 ${processFlagsHelp.identity}
 ${processFlagsHelp.observability}
@@ -40,6 +42,7 @@ ${processFlagsHelp.kafka}
   Example
     $ amends relay --manifest demo-1.manifest.json`,
   flags: processFlags,
+  takesSettings: true,
   async run(cli, io) {
     const settings = await processSettings(cli.flags, cli.input, io.env);
     const { id: relayId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;

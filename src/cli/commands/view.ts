@@ -35,6 +35,8 @@ export const viewCommand = defineCommand({
   ridden through: a fresh session takes the lock again and resumes from the frontiers in
   PostgreSQL; past the budget it exits 1. SIGINT/SIGTERM exit 0. Needs AMENDS_DATABASE_URL.
 
+  ${processFlagsHelp.sources}
+
   Flags
 ${processFlagsHelp.identity}
 ${processFlagsHelp.kafka}
@@ -43,6 +45,7 @@ ${processFlagsHelp.observability}
   Example
     $ amends view --manifest demo-1.manifest.json`,
   flags: processFlags,
+  takesSettings: true,
   async run(cli, io) {
     const settings = await processSettings(cli.flags, cli.input, io.env);
     const { id: viewId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
@@ -108,6 +111,7 @@ async function viewUntilStopped(
         `amends-view-${viewId}`,
         onClientError,
       );
+      env.metrics.readsEndsFrom((partition) => consumer?.cachedEnd(partition));
       await applyUntilStopped(consumer, view, lock, scaffold.stopSignal, env, progressed);
       return 'drained';
     } finally {

@@ -24,7 +24,14 @@ import { capHeapGrowth } from '../heap-growth.js';
 import { kafkaFlagsHelp } from '../kafka-flags.js';
 import { observabilityFlagsHelp } from '../observability-flags.js';
 import { outageBudgetDefaultS, outageBudgetMaxS } from '../outage-flag.js';
-import { noMigrateHelp, ProcessScaffold, processFlags, processSettings } from '../process-scaffold.js';
+import {
+  noMigrateHelp,
+  ProcessScaffold,
+  processFlags,
+  processSettings,
+  settingsFlagHelp,
+  settingsSourcesHelp,
+} from '../process-scaffold.js';
 import { startWorkerDashboard } from './tui.js';
 
 const batchSizeMax = 10_000;
@@ -55,8 +62,11 @@ const workerHelp = `worker --manifest M [--batch-size N] [--instance-id ID] [--o
   once they answer; past the outage budget it exits 1, as it does at once for an invalid
   source. Needs AMENDS_DATABASE_URL.
 
+  ${settingsSourcesHelp}
+
   Flags
     --manifest M               the manifest printed by source-create (required)
+    --settings FILE            ${settingsFlagHelp}
     --batch-size N             the most records one poll takes and one transaction decides
                                (default ${defaultBatchSize}); a poll takes what is queued and waits
                                only for the first record, so a quiet source is not delayed;
@@ -97,6 +107,7 @@ export function workerCommandWith(stateHooks?: StateHooks) {
     summary: 'decide source records exactly once into PostgreSQL',
     help: workerHelp,
     flags: workerFlags,
+    takesSettings: true,
     run: (cli, io) => runWorkerCommand(cli, io, stateHooks),
   });
 }

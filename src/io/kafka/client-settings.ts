@@ -86,7 +86,8 @@ export function loadKafkaClientSettings(flag: string | undefined, env: NodeJS.Pr
   return { properties, file };
 }
 
-function resolveReferences(value: string, where: string, name: string, env: NodeJS.ProcessEnv): string {
+/** A value with its `${env:NAME}` and `${file:PATH}` references replaced; `where` and `name` place a failure. */
+export function resolveReferences(value: string, where: string, name: string, env: NodeJS.ProcessEnv): string {
   return value.replace(referencePattern, (_, kind: string, target: string) => {
     if (kind === 'env') {
       const resolved = env[target];

@@ -119,6 +119,21 @@ export class OutputConsumer {
     });
   }
 
+  /**
+   * The partition's end as of this consumer's latest fetch, sending nothing (librdkafka's
+   * cached high watermark, rdkafka_fetcher.c: `rktp_hi_offset`); undefined before a fetch of it
+   * answered. The relay writes the output topic without transactions, so the high watermark
+   * is also its read-committed end.
+   */
+  cachedEnd(partition: number): number | undefined {
+    try {
+      const { highOffset } = this.consumer.getWatermarkOffsets(this.topic, partition);
+      return Number.isSafeInteger(highOffset) && highOffset >= 0 ? highOffset : undefined;
+    } catch {
+      return undefined; // nothing cached yet (or disconnected): no lag to show
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

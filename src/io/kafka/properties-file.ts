@@ -15,15 +15,23 @@ export interface PropertyEntry {
 /** The entries of a properties text, in file order, later duplicates replacing earlier ones. */
 export function parseProperties(text: string): PropertyEntry[] {
   const byName = new Map<string, PropertyEntry>();
+  for (const entry of propertyEntries(text)) {
+    byName.delete(entry.name);
+    byName.set(entry.name, entry);
+  }
+  return [...byName.values()];
+}
+
+/** Every entry of a properties text in file order, duplicates included (for a reader that refuses them). */
+export function propertyEntries(text: string): PropertyEntry[] {
+  const entries: PropertyEntry[] = [];
   for (const { text: logical, line } of logicalLines(text)) {
     const trimmed = logical.replace(/^[ \t\f]+/, '');
     if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith('!')) continue;
     const raw = splitEntry(trimmed);
-    const name = unescapeProperty(raw.name);
-    byName.delete(name);
-    byName.set(name, { name, value: unescapeProperty(raw.value), line });
+    entries.push({ name: unescapeProperty(raw.name), value: unescapeProperty(raw.value), line });
   }
-  return [...byName.values()];
+  return entries;
 }
 
 /** Physical lines joined where one ends in an odd number of backslashes. */

@@ -44,10 +44,23 @@ export function metricsAddressFrom(flag: string | undefined, env: NodeJS.Process
   return { host: (match[1] ?? match[2]) as string, port };
 }
 
+/**
+ * prom-client's default gauges whose names end in `_total`, which `promtool check metrics`
+ * refuses ("non-counter metrics should not have _total suffix"): Prometheus reserves the
+ * suffix for counters. Each is the sum of the by-type gauge beside it
+ * (`sum(nodejs_active_handles)`), so dropping them loses nothing.
+ */
+const gaugesNamedLikeCounters = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
+
 /** A registry with Node's standard process metrics (process_*, nodejs_*) next to amends_*. */
 export function newMetricsRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  for (const name of gaugesNamedLikeCounters) registry.removeSingleMetric(name);
   return registry;
 }
 

@@ -3,7 +3,7 @@
  * did with them (applied, stale, duplicate; docs/design.md#transport), from the per-partition counts
  * it keeps in PostgreSQL with its frontier, so they equal `inspect --json`.
  */
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Readiness } from '../process/metrics-server.js';
 import { counterFromTotals } from '../process/total-counter.js';
 import type { OutputView } from './output-view.js';
@@ -16,6 +16,7 @@ const results = ['applied', 'stale', 'duplicate'] as const;
 export class ViewMetrics {
   private lastPollAt: number | null = null;
   private view: OutputView | null = null;
+  private endOf: (partition: number) => number | undefined = () => undefined;
 
   constructor(
     registry: Registry,
@@ -34,6 +35,25 @@ export class ViewMetrics {
           })),
         ),
     });
+    const metrics = this;
+    new Gauge({
+      name: 'amends_view_lag',
+      help: "Output records between the active view's frontier and the output topic's end at its latest fetch",
+      labelNames: ['namespace', 'partition'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [partition, frontier] of metrics.view?.positions ?? []) {
+          const end = metrics.endOf(partition);
+          if (end !== undefined) this.set({ namespace, partition: String(partition) }, Math.max(0, end - frontier));
+        }
+      },
+    });
+  }
+
+  /** Where the lag's ends come from: the output consumer's cached ends (output-consumer.ts). */
+  readsEndsFrom(endOf: (partition: number) => number | undefined): void {
+    this.endOf = endOf;
   }
 
   /** The view became active with these counts (read from PostgreSQL). */
