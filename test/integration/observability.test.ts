@@ -12,11 +12,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/amendsctl-process.js';
 import { testBrokers } from '../support/endpoints.js';
 import { fixturePath, twoKeysConfig } from '../support/fixture-stories.js';
-import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
   type AmendsProcess,
   amendsctl,
@@ -24,13 +23,11 @@ import {
   createBoundSource,
   loadText,
   startAmends,
-  stopAllAmends,
-  TransportProbe,
+  transportSuite,
 } from '../support/transport-process.js';
 
 const run = promisify(execFile);
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 const story = () =>
   readFileSync(fixturePath('before.jsonl'), 'utf8') + readFileSync(fixturePath('second-key.jsonl'), 'utf8');
 
@@ -117,14 +114,6 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => bool
     await sleep(250);
   }
 }
-
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe('metrics, health and readiness', () => {
   it('/readyz is 503 for a worker that is not working yet, /healthz 200', async () => {
