@@ -61,7 +61,7 @@ ${processFlagsHelp.kafka}
       const scaffold = await ProcessScaffold.open({
         ...{ role: 'relay', id: relayId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
         metricsAddr: cli.flags.metricsAddr,
-        readiness: () => metrics?.readiness() ?? { ready: false, detail: 'starting' },
+        readiness: () => metrics?.readiness() ?? { ready: false, detail: 'starting: opening the database' },
       });
       if (scaffold === undefined) return 0;
       try {
@@ -128,11 +128,13 @@ function relaySession(
     try {
       const standby = () => {
         stats.state = 'standby';
+        metrics.standby();
         log.write('relay_standby');
       };
-      if (!(await lock.acquire(scaffold.stopSignal, standby))) return 'standby';
+      if (!(await lock.acquire(scaffold.stopSignal, standby, () => metrics.lockTried()))) return 'standby';
       await checkTopic();
       stats.state = 'active';
+      metrics.activated();
       log.write('relay_active');
       producer ??= await SourceProducer.open({ brokers, clientId: `amends-relay-${relayId}`, deliveryTimeoutMs });
       const { faultExitAfterPublish, outageBudgetMs } = run;

@@ -105,7 +105,11 @@ async function viewUntilStopped(
   const session: Session<'standby' | 'drained'> = async (progressed) => {
     const lock = await RoleLock.open(env.databaseUrl, 'view', namespace, scaffold.applicationName);
     try {
-      if (!(await lock.acquire(scaffold.stopSignal, () => log.write('view_standby')))) return 'standby';
+      const standby = () => {
+        env.metrics.standby();
+        log.write('view_standby');
+      };
+      if (!(await lock.acquire(scaffold.stopSignal, standby, () => env.metrics.lockTried()))) return 'standby';
       const view = await activateView(env, await checkTopic());
       Object.assign(live, { state: 'active', view });
       progressed(); // both answered: an outage, if any, is over
