@@ -41,6 +41,9 @@ export class BenchContext {
       ...process.env,
       AMENDS_BROKERS: brokers,
       AMENDS_DATABASE_URL: databaseUrl,
+      // The figures come from the lines of each store attempt, relay batch and view poll
+      // (worker-log-tail.ts, hop-profile.ts): debug lines, as many as before they were.
+      AMENDS_LOG_LEVEL: 'debug',
       MALLOC_ARENA_MAX: workerMallocArenaMax(process.env),
     };
   }

@@ -3,6 +3,7 @@
  * `run` returns the exit code; errors thrown as AmendsError are mapped in exit.ts.
  */
 import type { AnyFlags, Result } from 'meow';
+import type { ProcessRole } from '../io/process/heartbeat-writer.js';
 import type { ClosedStdout } from './closed-pipe.js';
 
 export interface CommandIo {
@@ -25,6 +26,11 @@ export interface Command<F extends AnyFlags = AnyFlags> {
   takesSettings?: boolean;
   /** When stdout closes under it (closed-pipe.ts); default `exit`. */
   closedStdout?: ClosedStdout;
+  /**
+   * A long-running process's role: its usage errors before it starts are its one fatal log
+   * line when its log is JSON (process-log.ts), not the help text.
+   */
+  logRole?: ProcessRole;
   run(cli: Result<F>, io: CommandIo): Promise<number>;
 }
 

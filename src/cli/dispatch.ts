@@ -1,7 +1,8 @@
 /**
  * Runs an executable made of subcommands (docs/design.md#commands): `help [command]`, `-h`/`--help` and
  * `--version` everywhere; picks the command, parses its flags with meow (an unknown flag
- * is a usage error with the command's help, a missing required flag one line), runs it,
+ * is a usage error with the command's help, a missing required flag one line; a
+ * long-running process's JSON log line instead: process-log.ts), runs it,
  * and turns any failure into a one-line diagnostic and an exit code (then the error's next
  * step, when it names one, on a line of its own).
  */
@@ -12,6 +13,7 @@ import type { Command, CommandIo } from './command.js';
 import { diagnosticFor, exitCodeFor, exitCodes, nextStepLine } from './exit.js';
 import { asksFor, joinDashValues, missingFlags, missingFlagsMessage, unknownFlags } from './flag-check.js';
 import { commandHelp, type Executable, listing } from './help-text.js';
+import { type LogFlags, usageLogLine } from './process-log.js';
 import { resolveSettings, withoutDefaults } from './settings-sources.js';
 import { packageVersion } from './version.js';
 
@@ -88,8 +90,12 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
     return exitCodes.usage;
   }
   const unknown = unknownFlags(command.flags, cli.unnormalizedFlags, rest);
+  const asLogLine = (message: string) =>
+    command.logRole !== undefined && usageLogLine(command.logRole, cli.flags as LogFlags, io, message);
   if (unknown.length > 0) {
-    io.stderr.write(`${prefix}: unknown flag ${unknown.join(', ')}\n${commandHelp(exe, command)}\n`);
+    const message = `unknown flag ${unknown.join(', ')}`;
+    if (asLogLine(message)) return exitCodes.usage;
+    io.stderr.write(`${prefix}: ${message}\n${commandHelp(exe, command)}\n`);
     return exitCodes.usage;
   }
   let runIo = io;
@@ -105,6 +111,7 @@ async function runCommand(exe: Executable, command: Command, args: string[], io:
   }
   const missing = missingFlags(command.flags, cli.flags as Record<string, unknown>);
   if (missing.length > 0) {
+    if (asLogLine(missingFlagsMessage(missing))) return exitCodes.usage;
     io.stderr.write(`${prefix}: ${missingFlagsMessage(missing)}${seeHelp}\n`);
     return exitCodes.usage;
   }

@@ -30,8 +30,14 @@ export function diagnosticFor(program: string, error: unknown): string {
  * own line after the diagnostic, so the diagnostic stays the one line that says what failed.
  */
 export function nextStepLine(program: string, error: unknown): string | undefined {
+  const step = nextStepOf(error);
+  return step === undefined ? undefined : `${program}: next step: ${step}`;
+}
+
+/** The error's next step in one line, without the program's name (a process's last log line). */
+export function nextStepOf(error: unknown): string | undefined {
   if (!(error instanceof AmendsError) || error.nextStep === undefined) return undefined;
-  return `${program}: next step: ${firstLine(error.nextStep)}`;
+  return firstLine(error.nextStep);
 }
 
 /** What went wrong in one line, without the program's name (verify --json's ERROR reason). */

@@ -24,12 +24,13 @@ const environment = `  Environment
     AMENDS_BROKERS         Kafka bootstrap servers (--brokers overrides; default ${defaultBrokers})
     AMENDS_KAFKA_CONFIG    librdkafka properties file for every Kafka client (--kafka-config overrides)
     AMENDS_METRICS_ADDR    HOST:PORT of /metrics, /healthz, /readyz of worker, relay, view (--metrics-addr overrides)
-    AMENDS_LOG_LEVEL       debug, info, warn or error for the JSON log lines (--log-level overrides; default info)
+    AMENDS_LOG_LEVEL       debug, info, warn or error for the log lines of worker, relay, view (--log-level overrides; default info)
+    AMENDS_LOG_FORMAT      json or pretty log lines (--log-format overrides; default pretty on a terminal, else json)
     AMENDS_DEBUG           set to print a stack trace after an unexpected failure's one line`;
 
 const exitCodeList = `  Exit codes
     0    success (verify: PASS)
-    1    operational failure: one line on stderr says what failed and what to do
+    1    operational failure: one line on stderr (worker, relay, view: the last log line) says what failed and what to do
     2    usage error (a bad, unknown or missing flag)
     3    verify FAIL
     4    verify INCOMPLETE

@@ -1,6 +1,7 @@
 /**
  * The flags of the long-running processes (worker, relay, view) for operators:
- * `--metrics-addr HOST:PORT` (AMENDS_METRICS_ADDR) and `--log-level` (AMENDS_LOG_LEVEL).
+ * `--metrics-addr HOST:PORT` (AMENDS_METRICS_ADDR), `--log-level` (AMENDS_LOG_LEVEL) and
+ * `--log-format` (AMENDS_LOG_FORMAT).
  */
 
 import type { Registry } from 'prom-client';
@@ -11,13 +12,17 @@ import { flagRows } from './help-text.js';
 export const observabilityFlags = {
   metricsAddr: { type: 'string' },
   logLevel: { type: 'string' },
+  logFormat: { type: 'string' },
 } as const;
 
 /** The help of `observabilityFlags`, its descriptions at `column` of the command's Flags section. */
 export function observabilityFlagsHelp(column: number): string {
   return flagRows(column, [
     ['--metrics-addr HOST:PORT', 'serve /metrics, /healthz, /readyz (default: $AMENDS_METRICS_ADDR; off)'],
-    ['--log-level LEVEL', 'debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info)'],
+    ['--log-level LEVEL', 'debug, info, warn or error (default: $AMENDS_LOG_LEVEL or info);'],
+    ['', 'debug adds a line per store batch, relay batch and view poll'],
+    ['--log-format F', 'json or pretty (default: $AMENDS_LOG_FORMAT, else pretty on a'],
+    ['', 'terminal and json anywhere else: pipes, files, containers)'],
   ]);
 }
 

@@ -43,6 +43,8 @@ export async function runShowcase(setup: ShowcaseSetup): Promise<ShowcaseOutcome
     ...process.env,
     AMENDS_DATABASE_URL: setup.databaseUrl,
     AMENDS_BROKERS: setup.brokers,
+    // The faults are read from the children's lines of each store attempt: debug lines.
+    AMENDS_LOG_LEVEL: 'debug',
     // The children reach the cluster as this process does (--kafka-config or the variable).
     ...kafkaConfigEnv(),
   };

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
+import { expectFailureLine } from '../support/process-log.js';
 import { startWorker, stopAllWorkers, workerEnv } from '../support/worker-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-diagnostics-'));
@@ -54,7 +55,7 @@ describe('an unreachable broker', () => {
     });
     const exit = await worker.exited;
     expect(exit.code).toBe(1);
-    const last = worker.stderr.trimEnd().split('\n').at(-1) ?? '';
+    const last = expectFailureLine(worker, 'worker');
     expect(last).toMatch(/^amends worker: outage budget of 2 s spent: /);
     expect(last).toContain(unreachable);
     expect(last.endsWith(advice), last).toBe(true);

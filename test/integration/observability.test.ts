@@ -12,11 +12,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/amendsctl-process.js';
 import { testBrokers } from '../support/endpoints.js';
 import { fixturePath, twoKeysConfig } from '../support/fixture-stories.js';
-import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
   type AmendsProcess,
   amendsctl,
@@ -24,13 +23,11 @@ import {
   createBoundSource,
   loadText,
   startAmends,
-  stopAllAmends,
-  TransportProbe,
+  transportSuite,
 } from '../support/transport-process.js';
 
 const run = promisify(execFile);
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 const story = () =>
   readFileSync(fixturePath('before.jsonl'), 'utf8') + readFileSync(fixturePath('second-key.jsonl'), 'utf8');
 
@@ -59,6 +56,11 @@ function parseMetrics(text: string): Sample[] {
 async function endpoint(p: AmendsProcess): Promise<string> {
   const line = await p.waitForLog('metrics_listening');
   return `http://${line.address as string}`;
+}
+
+async function readyz(base: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${base}/readyz`);
+  return { status: response.status, body: await response.text() };
 }
 
 async function scrape(base: string): Promise<Sample[]> {
@@ -118,14 +120,6 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => bool
   }
 }
 
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
-
 describe('metrics, health and readiness', () => {
   it('/readyz is 503 for a worker that is not working yet, /healthz 200', async () => {
     const source = await createBoundSource(topics, twoKeysConfig);
@@ -139,7 +133,7 @@ describe('metrics, health and readiness', () => {
     const base = await endpoint(stuck);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect(await ready.text()).toMatch(/not yet a member of the consumer group/);
+    expect(await ready.text()).toMatch(/^starting: not yet a member of the consumer group\n$/);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     expect((await fetch(`${base}/nothing`)).status).toBe(404);
   });
@@ -157,10 +151,10 @@ describe('metrics, health and readiness', () => {
     for (const base of [w, r, v]) {
       const ready = await until(
         `${base}/readyz`,
-        () => fetch(`${base}/readyz`).then((x) => x.status),
-        (s) => s === 200,
+        () => readyz(base as string),
+        (x) => x.status === 200,
       );
-      expect(ready).toBe(200);
+      expect(ready.body).toMatch(/^active: /);
     }
     const seen = await inspect(source);
     const ns = { namespace: source.namespace };
@@ -188,6 +182,57 @@ describe('metrics, health and readiness', () => {
     const viewed = seen.view.partitions.reduce((a, p) => a + p.frontier, 0);
     expect(sum(vs, 'amends_view_records_total', ns)).toBe(viewed);
     expect(sum(vs, 'amends_view_records_total', { ...ns, result: 'applied' })).toBe(seen.outbox.published);
+  });
+});
+
+describe('readiness: one rule for every role', () => {
+  it('a hot standby is ready and says standby, the active process says active: worker, relay and view', async () => {
+    // One partition: of two workers in the group, one owns it and the other has none.
+    const source = await createBoundSource(topics, fixturePath('default.config.json'), 1);
+    const args = ['--metrics-addr', '127.0.0.1:0'];
+    const first = new Map<string, AmendsProcess>();
+    for (const role of ['relay', 'view'] as const) {
+      first.set(role, startAmends(role, source.manifestPath, args));
+      await first.get(role)?.waitForLog(`${role}_active`);
+    }
+    const second = new Map(
+      (['relay', 'view'] as const).map((role) => [role, startAmends(role, source.manifestPath, args)]),
+    );
+    for (const [role, p] of second) await p.waitForLog(`${role}_standby`);
+    const workers = [
+      startAmends('worker', source.manifestPath, args),
+      startAmends('worker', source.manifestPath, args),
+    ];
+    const bases = new Map<AmendsProcess, string>();
+    for (const p of [...first.values(), ...second.values(), ...workers]) bases.set(p, await endpoint(p));
+    const answer = (p: AmendsProcess) => readyz(bases.get(p) as string);
+
+    for (const [role, p] of first) {
+      const got = await answer(p);
+      expect([got.status, got.body], role).toEqual([200, expect.stringMatching(/^active: /)]);
+    }
+    for (const [role, p] of second) {
+      const got = await answer(p);
+      expect([got.status, got.body], role).toEqual([200, expect.stringMatching(/^standby: waiting for the \w+ lock/)]);
+    }
+    // The workers: once both are members (both 200), one active and one standby.
+    const states = await until(
+      'both workers ready',
+      () => Promise.all(workers.map(answer)),
+      (all) => all.every((x) => x.status === 200) && new Set(all.map((x) => x.body.split(':')[0])).size === 2,
+    );
+    expect(states.map((x) => x.body.split(':')[0]).sort()).toEqual(['active', 'standby']);
+
+    // The active relay and view stop: each standby takes over and says active.
+    await Promise.all([...first.values()].map((p) => p.stop('SIGTERM')));
+    for (const [role, p] of second) {
+      const got = await until(
+        `${role} takes over`,
+        () => answer(p),
+        (x) => x.body.startsWith('active: '),
+      );
+      expect(got.status, role).toBe(200);
+    }
   });
 });
 

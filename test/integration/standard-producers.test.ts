@@ -9,23 +9,22 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
+import { describe, expect, it } from 'vitest';
+import { repoRoot, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers } from '../support/endpoints.js';
 import { fixturePath } from '../support/fixture-stories.js';
-import { deleteTestTopics, endOffsets } from '../support/kafka-test-tools.js';
+import { endOffsets } from '../support/kafka-test-tools.js';
 import {
   amendsctl,
   type BoundSource,
   createBoundSource,
   startAmends,
   stopAllAmends,
-  TransportProbe,
   transportEnv,
+  transportSuite,
 } from '../support/transport-process.js';
 
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 const partitions = 3;
 const producerBudgetMs = 30_000;
 
@@ -93,14 +92,6 @@ async function outcomes(source: BoundSource): Promise<Record<string, number>> {
   }
   return counts;
 }
-
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe("a source written by Kafka's Java console producer", () => {
   it('decides keys never listed on the partitions Kafka chose: no UNKNOWN_KEY, no ROUTING, verify PASS', async () => {

@@ -10,10 +10,9 @@
 
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { outputLine } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
-import { requireBuild } from '../support/amendsctl-process.js';
 import {
   allStories,
   fixturePath as fixture,
@@ -21,7 +20,6 @@ import {
   storyVersions,
   twoKeysConfig,
 } from '../support/fixture-stories.js';
-import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
   amendsctl,
   type BoundSource,
@@ -31,12 +29,10 @@ import {
   loadText,
   readOutputTopic,
   startAmends,
-  stopAllAmends,
-  TransportProbe,
+  transportSuite,
 } from '../support/transport-process.js';
 
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 const storyRows = 7;
 
 function lines(text: string): string[] {
@@ -66,14 +62,6 @@ function topicAsOutputLines(records: { value: Buffer | null }[]): string[] {
 async function exportWhat(source: BoundSource, what: string): Promise<string> {
   return amendsctl(['export', '--manifest', source.manifestPath, '--what', what]);
 }
-
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe('transport: worker + relay + view', () => {
   it('the view holds the highest version per day and the output topic every version', async () => {

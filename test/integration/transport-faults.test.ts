@@ -17,6 +17,7 @@ import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../su
 import { testName } from '../support/endpoints.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';
 import { createTestTopic, deleteTestTopics, topicExists } from '../support/kafka-test-tools.js';
+import { expectFailureLine } from '../support/process-log.js';
 import {
   amendsctl,
   createBoundSource,
@@ -90,8 +91,7 @@ describe('transport: refusals', () => {
     ]);
     const exit = await view.waitForExit();
     expect(exit.code).toBe(1);
-    const diagnostic = view.logs.filter((l) => l.msg === undefined).map((l) => l.raw);
-    expect(diagnostic).toHaveLength(1);
+    const diagnostic = [expectFailureLine(view, 'view')];
     expect(diagnostic[0]).toContain(
       `(item "widget", location "berlin", day 2026-03-02, version 1) is held as ${heldValue}`,
     );
@@ -104,7 +104,7 @@ describe('transport: refusals', () => {
     // A restart stops at the same record again: the conflict is not skipped.
     const again = startAmends('view', source.manifestPath);
     expect((await again.waitForExit()).code).toBe(1);
-    expect(again.stderr).toContain('version 1) is held as');
+    expect(expectFailureLine(again, 'view')).toContain('version 1) is held as');
     expect(await probe.outbox(source.namespace)).toEqual({ total: published.total, pending: 0 });
     await expectCleanStop(relay);
   });
@@ -127,8 +127,8 @@ describe('transport: refusals', () => {
     for (const p of refusing) {
       const exit = await p.waitForExit();
       expect(exit.code).toBe(1);
-      expect(isOneLineDiagnostic(p.stderr)).toBe(true);
-      expect(p.stderr).toMatch(
+      expect(p.logs, p.stderr).toHaveLength(1);
+      expect(expectFailureLine(p, p.role)).toMatch(
         /is kafka:[0-9a-f]{32} .* but namespace .* is bound to kafka:[0-9a-f]{32}: the topic was deleted and recreated/,
       );
     }
@@ -149,7 +149,9 @@ describe('transport: refusals', () => {
     // Without a binding, relay and view say what to run.
     const relay = startAmends('relay', fresh);
     expect((await relay.waitForExit()).code).toBe(1);
-    expect(relay.stderr).toContain('has no output binding: create one with amendsctl output-create');
+    expect(expectFailureLine(relay, 'relay')).toContain(
+      'has no output binding: create one with amendsctl output-create',
+    );
   });
 });
 
@@ -167,7 +169,7 @@ describe('transport: a broker outage at start', () => {
     expect(exits.map((e) => e.code)).toEqual([1, 1]);
     for (const p of processes) {
       expect(p.logs.filter((l) => l.msg === `${p.role}_outage`).length, p.stderr).toBeGreaterThan(0);
-      expect(p.stderr).toMatch(new RegExp(`^amends ${p.role}: outage budget of 2 s spent: `, 'm'));
+      expect(expectFailureLine(p, p.role)).toMatch(new RegExp(`^amends ${p.role}: outage budget of 2 s spent: `));
     }
     expect(Date.now() - started).toBeLessThan(60_000);
   }, 90_000);

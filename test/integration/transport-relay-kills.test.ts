@@ -11,12 +11,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { outputLine } from '../../src/domain/export-lines.js';
 import type { OutputVersion } from '../../src/domain/output-version.js';
 import { Prng } from '../simulation/prng.js';
-import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
-import { deleteTestTopics } from '../support/kafka-test-tools.js';
+import { repoRoot } from '../support/amendsctl-process.js';
 import { ledgerChunk } from '../support/ledger-chunk.js';
 import {
   createBoundSource,
@@ -24,8 +23,7 @@ import {
   loadText,
   readOutputTopic,
   startAmends,
-  stopAllAmends,
-  TransportProbe,
+  transportSuite,
 } from '../support/transport-process.js';
 
 const kills = 10;
@@ -33,19 +31,10 @@ const recordsPerChunk = 40;
 const killDelayMaxMs = 400;
 const seed = Number(process.env.AMENDS_TEST_RELAY_KILL_SEED ?? Date.now() % 1_000_000);
 
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 const twoKeysConfig = join(repoRoot, 'fixtures', 'two-keys.config.json');
 const keys = (JSON.parse(readFileSync(twoKeysConfig, 'utf8')) as { stock_keys: { item: string; location: string }[] })
   .stock_keys;
-
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe('relay killed at random points', () => {
   it(`loses and conflicts no version over ${kills} SIGKILLs (seed ${seed})`, async () => {

@@ -14,10 +14,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProducerGuard, producerGuardKeys } from '../../src/io/store/producer-guard.js';
 import type { VerifyDocument } from '../../src/verify/verify-document.js';
-import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
+import { isOneLineDiagnostic, repoRoot, runAmendsctl } from '../support/amendsctl-process.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import {
   allStories,
@@ -28,7 +28,6 @@ import {
   twoKeysConfig,
 } from '../support/fixture-stories.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';
-import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
   type BoundSource,
   createBoundSource,
@@ -37,12 +36,11 @@ import {
   scratchFile,
   startAmends,
   stopAllAmends,
-  TransportProbe,
   transportEnv,
+  transportSuite,
 } from '../support/transport-process.js';
 
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 interface Verified {
   code: number | null;
   report: VerifyDocument;
@@ -95,14 +93,6 @@ const statsShape = {
   records_per_s: expect.any(Number),
   peak_rss_mb: expect.any(Number),
 };
-
-beforeAll(() => requireBuild());
-afterEach(() => stopAllAmends());
-afterAll(async () => {
-  await stopAllAmends();
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe('amendsctl verify', () => {
   it('PASS after a clean run; FAIL naming one tampered output row, decision and view row', async () => {

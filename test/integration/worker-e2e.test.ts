@@ -15,10 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isOneLineDiagnostic, repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
 import { commitGroupOffset, eventually } from '../support/kafka-source-fixtures.js';
 import { deleteTestTopics, describeTestGroup, endOffsets } from '../support/kafka-test-tools.js';
+import { expectFailureLine } from '../support/process-log.js';
 import {
   createSource,
   expectExportEqualsSimulate,
@@ -51,6 +52,9 @@ function expectProcessAttemptFields(worker: WorkerProcess, namespace: string): v
   for (const line of attempts) {
     expect(line).toMatchObject({
       msg: 'process_attempt',
+      // Routine (acknowledged) attempts are debug lines; the suites run at debug (workerEnv).
+      level: line.observation === 'acknowledged' ? 'debug' : expect.stringMatching(/^(info|warn)$/),
+      role: 'worker',
       namespace,
       partition: expect.any(Number),
       first_offset: expect.any(Number),
@@ -399,8 +403,8 @@ describe('amends worker: signals and diagnostics', () => {
     const { AMENDS_DATABASE_URL: _, ...env } = workerEnv;
     const w = startWorker({ manifestPath: source.manifestPath, env });
     expect((await w.waitForExit()).code).toBe(1);
-    expect(isOneLineDiagnostic(w.stderr)).toBe(true);
-    expect(w.stderr).toMatch(/AMENDS_DATABASE_URL is not set/);
+    expect(w.logs, w.stderr).toHaveLength(1);
+    expect(expectFailureLine(w, 'worker')).toMatch(/AMENDS_DATABASE_URL is not set/);
   });
 
   it('an unreachable broker with --outage-budget-s 0: exit 1, one line, in bounded time', async () => {
@@ -415,14 +419,16 @@ describe('amends worker: signals and diagnostics', () => {
     const exit = await w.waitForExit(30_000);
     expect(exit.code).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(isOneLineDiagnostic(w.stderr)).toBe(true);
-    expect(w.stderr).toMatch(/127\.0\.0\.1:1/);
+    expect(expectFailureLine(w, 'worker')).toMatch(/127\.0\.0\.1:1/);
+    expect(w.stderr).not.toMatch(/^\s+at /m);
   });
 
   it('an unknown flag: exit 2', async () => {
     const source = await createSource(topics);
     const w = startWorker({ manifestPath: source.manifestPath, extraArgs: ['--bogus'] });
     expect((await w.waitForExit()).code).toBe(2);
-    expect(w.stderr).toMatch(/unknown flag --bogus/);
+    // Not at a terminal: the usage error is the log's one line, not the help text.
+    expect(w.logs, w.stderr).toHaveLength(1);
+    expect(expectFailureLine(w, 'worker', 2)).toBe('amends worker: unknown flag --bogus');
   });
 });

@@ -16,7 +16,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
 import {
   type ChildExit,
@@ -29,9 +29,9 @@ import { pollUntil } from '../../src/io/process/poll-until.js';
 import { type OutboxProgress, readDecisionCount, readOutboxProgress } from '../../src/io/transport/chain-probe.js';
 import { exportViewLines, readViewPartitions, type ViewPartitionRow } from '../../src/io/transport/view-queries.js';
 import { collectLines, exportOutputLines } from '../../src/verify/export-queries.js';
-import { repoRoot, runAmendsctl } from './amendsctl-process.js';
+import { repoRoot, requireBuild, runAmendsctl } from './amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from './endpoints.js';
-import { endOffsets, readPartition } from './kafka-test-tools.js';
+import { deleteTestTopics, endOffsets, readPartition } from './kafka-test-tools.js';
 
 const stopBudgetMs = 20_000;
 const waitBudgetMs = 30_000;
@@ -41,6 +41,8 @@ export const transportEnv: Readonly<Record<string, string>> = {
   PATH: process.env.PATH ?? '',
   AMENDS_BROKERS: testBrokers,
   AMENDS_DATABASE_URL: testDatabaseUrl,
+  // The suites read the lines of each store attempt, relay batch and view poll: debug lines.
+  AMENDS_LOG_LEVEL: 'debug',
 };
 
 export type LogLine = ChildLogLine;
@@ -61,6 +63,7 @@ export class AmendsProcess extends WatchedChild {
       cwd: repoRoot,
       env: { ...transportEnv, ...env },
       stderr: 'lines',
+      stdout: 'text',
       keepStderrText: true,
     });
   }
@@ -68,6 +71,11 @@ export class AmendsProcess extends WatchedChild {
   /** Everything it wrote on stderr so far. */
   get stderr(): string {
     return this.stderrText;
+  }
+
+  /** Everything it wrote on stdout so far (nothing: its log is on stderr). */
+  get stdout(): string {
+    return this.stdoutText;
   }
 
   /** The first line whose `msg` is `msg` (and that `predicate` accepts). */
@@ -111,6 +119,23 @@ export async function expectCleanStop(...processes: AmendsProcess[]): Promise<vo
 
 export async function stopAllAmends(): Promise<void> {
   await live.killAll();
+}
+
+/**
+ * A transport suite's hooks: the build checked first, every process SIGKILLed after each
+ * test, and at the end the probe closed and the suite's topics deleted.
+ */
+export function transportSuite(): { topics: Set<string>; probe: TransportProbe } {
+  const topics = new Set<string>();
+  const probe = new TransportProbe();
+  beforeAll(() => requireBuild());
+  afterEach(() => stopAllAmends());
+  afterAll(async () => {
+    await stopAllAmends();
+    await probe.close();
+    await deleteTestTopics(topics);
+  });
+  return { topics, probe };
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-transport-'));

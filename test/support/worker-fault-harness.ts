@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { testName } from './endpoints.js';
+import { diagnosticLines, expectFailureLine } from './process-log.js';
 import {
   expectExportEqualsSimulate,
   scratchFile,
@@ -65,9 +66,9 @@ export function expectExportEqualsSimulateOf(source: TestSource, records: readon
   return expectExportEqualsSimulate(source, rawRecordsFile(records));
 }
 
-/** The stderr lines that are not JSON log lines: the diagnostics a user reads. */
+/** The diagnostics a user reads: the fatal log lines as `amends worker: …`, and any line that is not JSON. */
 export function diagnostics(worker: WorkerProcess): string[] {
-  return worker.logs.filter((l) => !l.raw.startsWith('{')).map((l) => l.raw);
+  return diagnosticLines(worker);
 }
 
 /** The `process_attempt` log lines (worker.md §7). */
@@ -76,17 +77,16 @@ export function attempts(worker: WorkerProcess): WorkerLogLine[] {
 }
 
 /**
- * The failure contract of worker.md §7: exit 1 and exactly one diagnostic line (no stack
- * trace), which names what happened. Returns that line.
+ * The failure contract of worker.md §7: exit 1 and exactly one diagnostic, the log's last
+ * line (level fatal; no stack trace), which names what happened. Returns it as a person
+ * reads it: `amends worker: …`.
  */
 export async function expectFailedExit(worker: WorkerProcess, budgetMs = 30_000): Promise<string> {
   const exit = await worker.waitForExit(budgetMs);
   expect({ code: exit.code, signal: exit.signal }, worker.tail()).toEqual({ code: 1, signal: null });
-  const lines = diagnostics(worker);
-  expect(lines, worker.tail()).toHaveLength(1);
-  expect(lines[0]).toMatch(/^amends worker: /);
+  const line = expectFailureLine(worker, 'worker');
   expect(worker.stderr).not.toMatch(/^\s+at /m);
-  return lines[0] as string;
+  return line;
 }
 
 /** Polls `check` every 50 ms until `done` accepts its value; fails past the budget naming the last value. */

@@ -41,6 +41,8 @@ export const workerEnv: Readonly<Record<string, string>> = {
   PATH: process.env.PATH ?? '',
   AMENDS_BROKERS: testBrokers,
   AMENDS_DATABASE_URL: testDatabaseUrl,
+  // The suites read the lines of each store attempt, relay batch and view poll: debug lines.
+  AMENDS_LOG_LEVEL: 'debug',
 };
 
 export interface WorkerOptions {

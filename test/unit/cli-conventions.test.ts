@@ -30,9 +30,10 @@ const executables: Executable[] = [
 const version = (JSON.parse(readFileSync(`${repoRoot}/package.json`, 'utf8')) as { version: string }).version;
 const every = executables.flatMap((exe) => exe.commands.map((command) => ({ exe, command })));
 
-async function run(exe: Executable, argv: string[]) {
+/** `terminal`: stderr is a terminal (a long-running process's log is then for a person). */
+async function run(exe: Executable, argv: string[], terminal = false) {
   const stdout = new Captured();
-  const stderr = new Captured();
+  const stderr = Object.assign(new Captured(), { isTTY: terminal });
   const io: CommandIo = { stdout, stderr, env: {} };
   const code = await runExecutable(exe, argv, io);
   return { code, stdout: stdout.text, stderr: stderr.text };
@@ -64,20 +65,33 @@ describe.each(every)('$exe.program $command.name', ({ exe, command }) => {
   it('names every missing required flag in one line, exit 2', async () => {
     const required = requiredFlags(command);
     if (required.length === 0) return;
-    const result = await run(exe, [command.name]);
+    const result = await run(exe, [command.name], true);
     expect(result.code).toBe(2);
     const names = required.length === 1 ? `${required[0]} is required` : `${required.join(' and ')} are required`;
     expect(result.stderr).toBe(
       `${exe.program} ${command.name}: ${names} (see ${exe.program} ${command.name} --help)\n`,
     );
+    if (command.logRole !== undefined) expectFatalLogLine(await run(exe, [command.name]), command.logRole, names);
   });
 
   it('names an unknown flag as it was typed, exit 2', async () => {
-    const result = await run(exe, [command.name, '--No-Such_Flag=1']);
+    const result = await run(exe, [command.name, '--No-Such_Flag=1'], true);
     expect(result.code).toBe(2);
     expect(result.stderr.split('\n', 1)[0]).toBe(`${exe.program} ${command.name}: unknown flag --No-Such_Flag`);
+    if (command.logRole !== undefined) {
+      const offTerminal = await run(exe, [command.name, '--No-Such_Flag=1']);
+      expectFatalLogLine(offTerminal, command.logRole, 'unknown flag --No-Such_Flag');
+    }
   });
 });
+
+/** Off a terminal, a long-running process's usage error is its log's one line (process-log.ts). */
+function expectFatalLogLine(result: { code: number; stderr: string }, role: string, error: string): void {
+  expect(result.code).toBe(2);
+  const lines = result.stderr.split('\n').filter((l) => l !== '');
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 'fatal', role, msg: 'failed', exit_code: 2, error });
+}
 
 describe.each(executables)('$program', (exe) => {
   it('lists every command, the environment and the exit codes', async () => {

@@ -17,7 +17,7 @@ const state: State = {
 
 function recordingLog() {
   const lines: { msg: string; fields: Record<string, unknown> }[] = [];
-  const log: JsonLog = { write: (msg, fields = {}) => lines.push({ msg, fields }) };
+  const log: JsonLog = { write: (msg, fields = {}) => lines.push({ msg, fields }), enabled: () => true };
   return { log, lines };
 }
 

@@ -2,7 +2,6 @@ import type { NamespaceConfig } from '../../domain/config.js';
 import { withKafkaAdmin } from '../../io/kafka/kafka-admin.js';
 import { OutputConsumer } from '../../io/kafka/output-consumer.js';
 import type { JsonLog } from '../../io/process/json-log.js';
-import { jsonLog, logLevelFrom } from '../../io/process/json-log.js';
 import { newMetricsRegistry } from '../../io/process/metrics-server.js';
 import { rideThrough, type Session } from '../../io/process/ride-through.js';
 import { type Database, describeDatabaseError } from '../../io/store/postgres.js';
@@ -15,6 +14,7 @@ import { readViewPartitions } from '../../io/transport/view-queries.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { defineCommand } from '../command.js';
 import { outageBudgetDefaultS } from '../outage-flag.js';
+import { withProcessLog } from '../process-log.js';
 import { ProcessScaffold, processFlags, processFlagsHelp, processSettings } from '../process-scaffold.js';
 
 /** Records per poll and per view transaction. */
@@ -22,6 +22,7 @@ const pollRecordsMax = 500;
 
 export const viewCommand = defineCommand({
   name: 'view',
+  logRole: 'view',
   summary: 'keep the latest version per (item, location, day) from the output topic',
   help: `view --manifest M [--instance-id ID] [--outage-budget-s ${outageBudgetDefaultS}]
 
@@ -46,29 +47,38 @@ ${processFlagsHelp.observability}
     $ amends view --manifest demo-1.manifest.json`,
   flags: processFlags,
   takesSettings: true,
-  async run(cli, io) {
-    const settings = await processSettings(cli.flags, cli.input, io.env);
-    const { id: viewId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
-    const log = jsonLog(io.stderr, { view: viewId }, logLevelFrom(cli.flags.logLevel, io.env));
-    const registry = newMetricsRegistry();
-    const metrics = new ViewMetrics(registry, manifest.config.namespace);
-    const scaffold = await ProcessScaffold.open({
-      ...{ role: 'view', id: viewId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
-      migrate: settings.migrate,
-      metricsAddr: cli.flags.metricsAddr,
-      readiness: () => metrics.readiness(),
-    });
-    if (scaffold === undefined) return 0;
-    try {
-      const binding = await scaffold.binding(manifestPath);
-      if (binding === undefined) return 0;
-      const { namespace } = manifest.config;
-      const env: ViewEnv = { namespace, config: manifest.config, binding, databaseUrl, db: scaffold.db, log, metrics };
-      return await viewUntilStopped(env, scaffold, brokers, viewId);
-    } finally {
-      await scaffold.close();
-    }
-  },
+  run: (cli, io) =>
+    withProcessLog('view', cli.flags, io, async (log) => {
+      const settings = await processSettings(cli.flags, cli.input, io.env);
+      const { id: viewId, outageBudgetMs, manifestPath, databaseUrl, brokers, manifest } = settings;
+      log.bind({ namespace: manifest.config.namespace, view: viewId });
+      const registry = newMetricsRegistry();
+      const metrics = new ViewMetrics(registry, manifest.config.namespace);
+      const scaffold = await ProcessScaffold.open({
+        ...{ role: 'view', id: viewId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+        migrate: settings.migrate,
+        metricsAddr: cli.flags.metricsAddr,
+        readiness: () => metrics.readiness(),
+      });
+      if (scaffold === undefined) return 0;
+      try {
+        const binding = await scaffold.binding(manifestPath);
+        if (binding === undefined) return 0;
+        const { namespace } = manifest.config;
+        const env: ViewEnv = {
+          namespace,
+          config: manifest.config,
+          binding,
+          databaseUrl,
+          db: scaffold.db,
+          log,
+          metrics,
+        };
+        return await viewUntilStopped(env, scaffold, brokers, viewId);
+      } finally {
+        await scaffold.close();
+      }
+    }),
 });
 
 /** The topic check, heartbeat, then sessions until the stop; 0 when stopped. */
@@ -90,7 +100,7 @@ async function viewUntilStopped(
     });
   // Started while a broker or two are down (a supervisor's restart): ride that too.
   if ((await rideThrough(scaffold.ride, () => checkTopic().then(() => true))) === undefined) return 0;
-  log.write('view_started', { namespace, output_topic: binding.outputTopic, incarnation: binding.incarnation });
+  log.write('view_started', { output_topic: binding.outputTopic, incarnation: binding.incarnation });
   const live: LiveView = { state: 'standby', view: undefined };
   scaffold.startHeartbeat(() => viewHeartbeat(live, binding));
   // One output consumer for every session: each assigns it at the frontiers it read.
@@ -99,7 +109,11 @@ async function viewUntilStopped(
   const session: Session<'standby' | 'drained'> = async (progressed) => {
     const lock = await RoleLock.open(env.databaseUrl, 'view', namespace, scaffold.applicationName);
     try {
-      if (!(await lock.acquire(scaffold.stopSignal, () => log.write('view_standby', { namespace })))) return 'standby';
+      const standby = () => {
+        env.metrics.standby();
+        log.write('view_standby');
+      };
+      if (!(await lock.acquire(scaffold.stopSignal, standby, () => env.metrics.lockTried()))) return 'standby';
       const view = await activateView(env, await checkTopic());
       Object.assign(live, { state: 'active', view });
       progressed(); // both answered: an outage, if any, is over
@@ -179,7 +193,6 @@ async function activateView(env: ViewEnv, ends: Map<number, number>): Promise<Ou
   const view = new OutputView(db, env.config, frontiers);
   metrics.activated(view);
   log.write('view_active', {
-    namespace,
     frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),
   });
   return view;
@@ -200,13 +213,14 @@ async function applyUntilStopped(
     const records = await consumer.poll(pollRecordsMax);
     env.metrics.polled();
     if (records.length === 0) continue;
-    const started = process.hrtime.bigint();
+    // One line per poll (per record when records trickle in): debug, like the worker's per
+    // batch, and nothing of it is measured or built when debug is off.
+    const started = env.log.enabled('debug') ? process.hrtime.bigint() : undefined;
     const counts = await view.apply(records);
     progressed();
-    env.log.write('view_applied', {
-      records: records.length,
-      ...counts,
-      elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
-    });
+    if (started !== undefined) {
+      const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
+      env.log.write('view_applied', { records: records.length, ...counts, elapsed_ms: elapsedMs }, 'debug');
+    }
   }
 }

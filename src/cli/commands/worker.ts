@@ -13,7 +13,7 @@ import { Writable } from 'node:stream';
 import type { Result } from 'meow';
 import type { Manifest } from '../../domain/config.js';
 import { defaultSessionTimeoutMs } from '../../io/kafka/source-consumer-options.js';
-import { jsonLog, logLevelFrom } from '../../io/process/json-log.js';
+import { jsonLog, type ProcessLog } from '../../io/process/json-log.js';
 import { newMetricsRegistry } from '../../io/process/metrics-server.js';
 import { runWorker, type StateHooks, type WorkerDashboardFeed } from '../../io/worker/worker-composition.js';
 import { WorkerMetrics } from '../../io/worker/worker-metrics.js';
@@ -24,6 +24,7 @@ import { capHeapGrowth } from '../heap-growth.js';
 import { kafkaFlagsHelp } from '../kafka-flags.js';
 import { observabilityFlagsHelp } from '../observability-flags.js';
 import { outageBudgetDefaultS, outageBudgetMaxS } from '../outage-flag.js';
+import { failed, withProcessLog } from '../process-log.js';
 import {
   noMigrateHelp,
   ProcessScaffold,
@@ -55,12 +56,13 @@ const workerHelp = `worker --manifest M [--batch-size N] [--instance-id ID] [--o
   Joins the namespace's consumer group (amends.<namespace>.source) and decides every
   record of its assigned partitions exactly once: each poll's records are decided in one
   PostgreSQL transaction fenced by the partition's epoch and frontier. Offsets come from
-  PostgreSQL only. Logs one JSON line per store attempt on stderr and writes a heartbeat
-  row about once a second. SIGINT/SIGTERM drain and exit 0. A database or broker outage
-  (exhausted retries, an unresolved commit outcome, an unobservable source) suspends
-  processing: the worker stays in the group, probes both, and claims its partitions afresh
-  once they answer; past the outage budget it exits 1, as it does at once for an invalid
-  source. Needs AMENDS_DATABASE_URL.
+  PostgreSQL only. Writes a heartbeat row about once a second. SIGINT/SIGTERM drain and
+  exit 0. A database or broker outage (exhausted retries, an unresolved commit outcome, an
+  unobservable source) suspends processing: the worker stays in the group, probes both,
+  and claims its partitions afresh once they answer; past the outage budget it exits 1, as
+  it does at once for an invalid source. Logs on stderr, its failure as the last line:
+  JSON lines (one per store attempt at --log-level debug), pretty on a terminal. Needs
+  AMENDS_DATABASE_URL.
 
   ${settingsSourcesHelp}
 
@@ -104,6 +106,7 @@ export const workerCommand = workerCommandWith();
 export function workerCommandWith(stateHooks?: StateHooks) {
   return defineCommand({
     name: 'worker',
+    logRole: 'worker',
     summary: 'decide source records exactly once into PostgreSQL',
     help: workerHelp,
     flags: workerFlags,
@@ -112,11 +115,21 @@ export function workerCommandWith(stateHooks?: StateHooks) {
   });
 }
 
-/** Checks the flags, opens the process scaffold and runs the composed worker until it is done. */
-async function runWorkerCommand(
+/** The worker's log around all it does: its failure is the log's last line (process-log.ts). */
+function runWorkerCommand(
   cli: Result<typeof workerFlags>,
   io: CommandIo,
   stateHooks: StateHooks | undefined,
+): Promise<number> {
+  return withProcessLog('worker', cli.flags, io, (processLog) => runWorkerProcess(cli, io, stateHooks, processLog));
+}
+
+/** Checks the flags, opens the process scaffold and runs the composed worker until it is done. */
+async function runWorkerProcess(
+  cli: Result<typeof workerFlags>,
+  io: CommandIo,
+  stateHooks: StateHooks | undefined,
+  processLog: ProcessLog,
 ): Promise<number> {
   capHeapGrowth(workerHeapGrowingPercent);
   const { batchSize, instanceId, sessionTimeoutMs } = cli.flags;
@@ -128,30 +141,48 @@ async function runWorkerCommand(
   }
   const settings = await processSettings(cli.flags, cli.input, io.env);
   const { id: workerId, outageBudgetMs, databaseUrl, brokers, manifest } = settings;
-  // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header).
+  const bound = { namespace: manifest.config.namespace, worker: workerId };
+  processLog.bind(bound);
+  // --tui: the screen is the dashboard's, so the JSON lines go to a file (named in its header);
+  // its failure is written there too, and on the screen once the dashboard has closed.
   const logFile = cli.flags.tui ? join('artifacts', 'logs', `worker-${workerId}.jsonl`) : null;
-  const logLevel = logLevelFrom(cli.flags.logLevel, io.env);
-  const log = jsonLog(logFile === null ? io.stderr : appendOnlyFile(logFile), { worker: workerId }, logLevel);
+  const log =
+    logFile === null ? processLog : jsonLog(appendOnlyFile(logFile), { role: 'worker', ...bound }, processLog.level);
   const registry = newMetricsRegistry();
   const metrics = new WorkerMetrics(registry, manifest.config.namespace);
-  // Started while the database restarts (a supervisor's restart): the scaffold waits for it
-  // within the outage budget, as the running worker would.
-  const scaffold = await ProcessScaffold.open({
-    ...{ role: 'worker', id: workerId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
-    migrate: settings.migrate,
-    metricsAddr: cli.flags.metricsAddr,
-    readiness: () => metrics.readiness(),
-  });
-  if (scaffold === undefined) return 0;
-  const openDashboard =
-    logFile === null
-      ? undefined
-      : () => openWorkerDashboard(scaffold, { databaseUrl, brokers, manifest, workerId, logFile });
   try {
-    const run = { host: scaffold, manifest, workerId, brokers, log, metrics, batchSize, instanceId, sessionTimeoutMs };
-    return await runWorker({ ...run, outageBudgetMs, env: io.env, openDashboard, stateHooks });
-  } finally {
-    await scaffold.close();
+    // Started while the database restarts (a supervisor's restart): the scaffold waits for it
+    // within the outage budget, as the running worker would.
+    const scaffold = await ProcessScaffold.open({
+      ...{ role: 'worker', id: workerId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
+      migrate: settings.migrate,
+      metricsAddr: cli.flags.metricsAddr,
+      readiness: () => metrics.readiness(),
+    });
+    if (scaffold === undefined) return 0;
+    const openDashboard =
+      logFile === null
+        ? undefined
+        : () => openWorkerDashboard(scaffold, { databaseUrl, brokers, manifest, workerId, logFile });
+    try {
+      const run = {
+        host: scaffold,
+        manifest,
+        workerId,
+        brokers,
+        log,
+        metrics,
+        batchSize,
+        instanceId,
+        sessionTimeoutMs,
+      };
+      return await runWorker({ ...run, outageBudgetMs, env: io.env, openDashboard, stateHooks });
+    } finally {
+      await scaffold.close();
+    }
+  } catch (error) {
+    if (log !== processLog) failed(log, error, io.env);
+    throw error;
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * The HTTP endpoint of `--metrics-addr HOST:PORT` (AMENDS_METRICS_ADDR) on worker, relay
  * and view: `/metrics` in Prometheus text format (prom-client), `/healthz` (the process is
- * alive and its event loop turns) and `/readyz` (the role's own readiness: 200 or 503 with
- * a one-line reason). Nothing else is served; nothing secret is in any answer.
+ * alive and its event loop turns) and `/readyz` (one rule for every role, role-readiness.ts:
+ * 200 for an active process or a hot standby, its one line starting `active` or `standby`;
+ * 503 otherwise). Nothing else is served; nothing secret is in any answer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

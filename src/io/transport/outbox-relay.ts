@@ -259,23 +259,30 @@ export class OutboxRelay {
 
   /** The batch in the stats and the log line. */
   private recordBatch(rows: readonly OutboxRow[], delivered: DeliveredPrefixes, started: bigint): void {
-    const { namespace, binding, log, stats } = this.o;
+    const { binding, log, stats } = this.o;
     const { through, marked, failed, detail } = delivered;
     stats.batches += 1;
     stats.published_rows += marked;
     stats.republish_rows += rows.length - marked;
     stats.last_published_id = through.size > 0 ? Math.max(...through.values()) : stats.last_published_id;
-    log.write('relay_published', {
-      namespace,
-      output_topic: binding.outputTopic,
-      rows: rows.length,
-      marked,
-      failed,
-      first_id: rows[0]?.id ?? null,
-      last_id: rows[rows.length - 1]?.id ?? null,
-      elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
-      ...(detail ? { detail } : {}),
-    });
+    // A batch wholly delivered is routine (debug: one line per record when records trickle
+    // in); one with a failed or unknown delivery, republished next, is worth a warning.
+    const level = failed > 0 ? 'warn' : 'debug';
+    if (!log.enabled(level)) return;
+    log.write(
+      'relay_published',
+      {
+        output_topic: binding.outputTopic,
+        rows: rows.length,
+        marked,
+        failed,
+        first_id: rows[0]?.id ?? null,
+        last_id: rows[rows.length - 1]?.id ?? null,
+        elapsed_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ...(detail ? { detail } : {}),
+      },
+      level,
+    );
   }
 }
 

@@ -5,22 +5,27 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Readiness } from '../process/metrics-server.js';
+import { RoleReadiness } from '../process/role-readiness.js';
 import { counterFromTotals } from '../process/total-counter.js';
 import type { Queryable } from '../store/postgres.js';
 import { pendingOutboxCountSql, type RelayStats } from './outbox-relay.js';
 
-/** An active relay cycles at least every second (its polling fallback); this late is not ready. */
+/**
+ * An active relay cycles at least every second (its polling fallback), a standby tries the
+ * lock every half second; a turn this late is not ready.
+ */
 export const relayCycleBudgetMs = 20_000;
 
 export class RelayMetrics {
-  private lastCycleAt: number | null = null;
+  private readonly ready: RoleReadiness;
 
-  constructor(
-    registry: Registry,
-    private readonly namespace: string,
-    private readonly stats: RelayStats,
-    pool: Queryable,
-  ) {
+  constructor(registry: Registry, namespace: string, stats: RelayStats, pool: Queryable) {
+    this.ready = new RoleReadiness(relayCycleBudgetMs, (state) => {
+      if (state === 'standby')
+        return { doing: `waiting for the relay lock of namespace ${namespace}`, turn: 'lock try' };
+      if (state === 'active') return { doing: `publishing the outbox of namespace ${namespace}`, turn: 'cycle' };
+      return { doing: 'the relay lock not tried yet', turn: 'cycle' };
+    });
     const labels = { namespace };
     counterFromTotals({
       registry,
@@ -57,18 +62,27 @@ export class RelayMetrics {
     });
   }
 
+  /** Another relay holds the lock: this one waits as a hot standby, trying it. */
+  standby(): void {
+    this.ready.set('standby');
+  }
+
+  /** The standby tried the lock (its turn while it waits). */
+  lockTried(now = Date.now()): void {
+    this.ready.turned(now);
+  }
+
+  /** This relay holds the namespace's lock and publishes. */
+  activated(): void {
+    this.ready.set('active');
+  }
+
   /** The active relay's loop turned (a batch published, or nothing to publish). */
   cycled(now = Date.now()): void {
-    this.lastCycleAt = now;
+    this.ready.turned(now);
   }
 
   readiness(now = Date.now()): Readiness {
-    const { state } = this.stats;
-    if (state === 'standby') return { ready: true, detail: `standby for namespace ${this.namespace}` };
-    if (state !== 'active') return { ready: false, detail: state };
-    if (this.lastCycleAt === null) return { ready: false, detail: 'active, no cycle yet' };
-    const ageMs = now - this.lastCycleAt;
-    if (ageMs > relayCycleBudgetMs) return { ready: false, detail: `active, last cycle ${ageMs} ms ago` };
-    return { ready: true, detail: `active, last cycle ${ageMs} ms ago` };
+    return this.ready.readiness(now);
   }
 }

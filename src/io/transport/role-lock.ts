@@ -56,9 +56,10 @@ export class RoleLock {
 
   /**
    * Waits until this session holds the lock (true) or `signal` fires (false). `onWaiting`
-   * is called once when the first attempt finds the lock taken.
+   * is called once when the first attempt finds the lock taken, `onTried` after every
+   * attempt the database answered (a standby's readiness: role-readiness.ts).
    */
-  async acquire(signal: AbortSignal, onWaiting: () => void): Promise<boolean> {
+  async acquire(signal: AbortSignal, onWaiting: () => void, onTried: () => void = () => {}): Promise<boolean> {
     let told = false;
     while (!signal.aborted) {
       this.throwIfLost();
@@ -72,6 +73,7 @@ export class RoleLock {
       } catch (error) {
         throw describeDatabaseError(error, this.url, `taking the ${this.role} lock of namespace ${this.namespace}`);
       }
+      onTried();
       if (ok === true) {
         this.held = true;
         return true;

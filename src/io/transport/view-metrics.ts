@@ -5,23 +5,30 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Readiness } from '../process/metrics-server.js';
+import { RoleReadiness } from '../process/role-readiness.js';
 import { counterFromTotals } from '../process/total-counter.js';
 import type { OutputView } from './output-view.js';
 
-/** The view polls continuously (each poll waits under a second); this late is not ready. */
+/**
+ * The view polls continuously (each poll waits under a second), a standby tries the lock
+ * every half second; a turn this late is not ready.
+ */
 export const viewPollBudgetMs = 20_000;
 
 const results = ['applied', 'stale', 'duplicate'] as const;
 
 export class ViewMetrics {
-  private lastPollAt: number | null = null;
   private view: OutputView | null = null;
   private endOf: (partition: number) => number | undefined = () => undefined;
+  private readonly ready: RoleReadiness;
 
-  constructor(
-    registry: Registry,
-    private readonly namespace: string,
-  ) {
+  constructor(registry: Registry, namespace: string) {
+    this.ready = new RoleReadiness(viewPollBudgetMs, (state) => {
+      if (state === 'standby')
+        return { doing: `waiting for the view lock of namespace ${namespace}`, turn: 'lock try' };
+      if (state === 'active') return { doing: `the view of namespace ${namespace}`, turn: 'poll' };
+      return { doing: 'the view lock not tried yet', turn: 'poll' };
+    });
     counterFromTotals({
       registry,
       name: 'amends_view_records_total',
@@ -56,21 +63,27 @@ export class ViewMetrics {
     this.endOf = endOf;
   }
 
+  /** Another view holds the lock: this one waits as a hot standby, trying it. */
+  standby(): void {
+    this.ready.set('standby');
+  }
+
+  /** The standby tried the lock (its turn while it waits). */
+  lockTried(now = Date.now()): void {
+    this.ready.turned(now);
+  }
+
   /** The view became active with these counts (read from PostgreSQL). */
   activated(view: OutputView): void {
     this.view = view;
+    this.ready.set('active');
   }
 
   polled(now = Date.now()): void {
-    this.lastPollAt = now;
+    this.ready.turned(now);
   }
 
   readiness(now = Date.now()): Readiness {
-    if (this.view === null)
-      return { ready: false, detail: `not active (standby or starting) for namespace ${this.namespace}` };
-    if (this.lastPollAt === null) return { ready: false, detail: 'active, no poll yet' };
-    const ageMs = now - this.lastPollAt;
-    if (ageMs > viewPollBudgetMs) return { ready: false, detail: `last poll ${ageMs} ms ago` };
-    return { ready: true, detail: `active, last poll ${ageMs} ms ago` };
+    return this.ready.readiness(now);
   }
 }

@@ -169,12 +169,12 @@ function newRuntime(
  * observer's once, the consumer's for each consumer (`wrapConsumer`).
  */
 function wrapFixedPorts(
-  { host, manifest, log, metrics, env, stateHooks }: WorkerOptions,
+  { host, log, metrics, env, stateHooks }: WorkerOptions,
   store: PostgresState,
   observer: SourceObserver,
   current: { consumer?: KafkaSourceConsumer },
 ): { state: State; source: SourceObserver; wrapConsumer: (consumer: KafkaSourceConsumer) => SourceConsumer } {
-  const logged = withProcessAttemptLog(store, manifest.config.namespace, log);
+  const logged = withProcessAttemptLog(store, log);
   const hooked = stateHooks?.(logged, log, env);
   if (hooked !== undefined) host.onClose(async () => hooked.close());
   // Counted at the edges (worker-metrics.ts); the durable frontiers also go to the group.
@@ -245,7 +245,7 @@ function newConsumer(options: WorkerOptions, holder: { runtime?: WorkerRuntime }
     onClientError: (detail) => log.write('kafka_client', { detail }, 'warn'),
     onGroupOffsetCommit: ({ ok, detail }) => {
       metrics.groupOffsetCommitted(ok);
-      if (!ok) log.write('group_offset_commit_failed', { namespace, detail }, 'warn');
+      if (!ok) log.write('group_offset_commit_failed', { detail }, 'warn');
     },
   });
   return consumer;
@@ -266,8 +266,7 @@ function announce(
   host.stopSignal.addEventListener('abort', () => current.runtime?.stop(String(host.stopSignal.reason ?? 'SIGTERM')), {
     once: true,
   });
-  const namespace = manifest.config.namespace;
-  log.write('worker_started', { namespace, source_topic: manifest.source_topic, batch_size: batchSize });
+  log.write('worker_started', { source_topic: manifest.source_topic, batch_size: batchSize });
   host.startHeartbeat(() => encodeWorkerBeat(summary(), Date.now()));
   dashboard?.start(summary);
 }

@@ -13,6 +13,7 @@ import type { InspectionEvent } from 'xstate';
 import type { ProcessOutcome, SourceConsumer, SourceObserver, State } from '../../machines/ports.js';
 import type { WorkerSummary } from '../../machines/worker-summary.js';
 import type { Readiness } from '../process/metrics-server.js';
+import { RoleReadiness } from '../process/role-readiness.js';
 import { processObservation } from './process-attempt-log.js';
 
 /** Seconds: a batch commit is milliseconds; the top buckets catch lock waits and retries. */
@@ -33,8 +34,15 @@ export class WorkerMetrics {
   private readonly outages: Counter<'namespace'>;
   /** Each partition's read-committed end at the latest observation. */
   private readonly ends = new Map<number, number>();
-  private lastPollAt: number | null = null;
   private member = false;
+  private readonly ready = new RoleReadiness(workerPollBudgetMs, (state) => {
+    if (state === 'starting') return { doing: 'not yet a member of the consumer group', turn: 'poll' };
+    const owned = this.summary?.().partitions.length ?? 0;
+    return {
+      doing: state === 'active' ? `owns ${owned} partition(s)` : 'in the group, owns no partition',
+      turn: 'poll',
+    };
+  });
   private summary: (() => WorkerSummary) | null = null;
 
   constructor(
@@ -172,19 +180,18 @@ export class WorkerMetrics {
   }
 
   polled(now = Date.now()): void {
-    this.lastPollAt = now;
+    this.ready.turned(now);
   }
 
   groupOffsetCommitted(ok: boolean): void {
     this.groupCommits.inc({ namespace: this.namespace, result: ok ? 'ok' : 'failed' });
   }
 
+  /** Active while it owns a partition; a hot standby while a member with none (role-readiness.ts). */
   readiness(now = Date.now()): Readiness {
-    if (!this.member) return { ready: false, detail: 'not yet a member of the consumer group' };
-    if (this.lastPollAt === null) return { ready: false, detail: 'no poll yet' };
-    const ageMs = now - this.lastPollAt;
-    if (ageMs > workerPollBudgetMs) return { ready: false, detail: `last poll ${ageMs} ms ago` };
-    return { ready: true, detail: `member, last poll ${ageMs} ms ago` };
+    const owned = this.summary?.().partitions.length ?? 0;
+    this.ready.set(this.member ? (owned > 0 ? 'active' : 'standby') : 'starting');
+    return this.ready.readiness(now);
   }
 
   /** The store, counted: claims, commit attempts and their duration, records by outcome. */
