@@ -128,6 +128,8 @@ async function runWorkerCommand(
     ...{ role: 'worker', id: workerId, manifest, databaseUrl, outageBudgetMs, log, registry, env: io.env },
     metricsAddr: cli.flags.metricsAddr,
     readiness: () => metrics.readiness(),
+    // --instance-id is the group's static membership: a second live holder would fence the first.
+    exclusiveId: instanceId !== undefined,
   });
   if (scaffold === undefined) return 0;
   const openDashboard =
