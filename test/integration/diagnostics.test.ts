@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Manifest } from '../../src/domain/config.js';
+import { configDigest, type Manifest } from '../../src/domain/config.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { fixturePath } from '../support/fixture-stories.js';
@@ -109,7 +109,7 @@ describe('a refused database', () => {
 });
 
 describe('a manifest whose configuration differs from the registered one', () => {
-  it('names each differing field with both values', async () => {
+  it('names each differing field with both values, then both digests', async () => {
     const namespace = (JSON.parse(manifestText) as Manifest).config.namespace;
     await registerByLoading(manifestText, namespace, scratch, {
       AMENDS_BROKERS: testBrokers,
@@ -128,7 +128,7 @@ describe('a manifest whose configuration differs from the registered one', () =>
     expect(result.code).toBe(1);
     expect(isOneLineDiagnostic(result.stderr), result.stderr).toBe(true);
     expect(result.stderr).toContain(
-      `namespace ${namespace} is registered with another configuration than this manifest's (ledger_origin: "2026-03-01" registered, "2026-03-02" in the manifest; stock_keys[0].opening: ${key.opening - 5} registered, ${key.opening} in the manifest): `,
+      `namespace ${namespace} is registered with another configuration than this manifest's (ledger_origin: "2026-03-01" registered, "2026-03-02" in the manifest; stock_keys[0].opening: ${key.opening - 5} registered, ${key.opening} in the manifest; config digest ${configDigest((JSON.parse(manifestText) as Manifest).config)} registered, ${configDigest(changed.config)} in the manifest): `,
     );
   });
 });

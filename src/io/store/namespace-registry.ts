@@ -125,9 +125,10 @@ function refuseOtherManifest(existing: RegisteredNamespace, manifest: Manifest):
   const { config } = manifest;
   const digest = configDigest(config);
   if (existing.configDigest !== digest) {
+    // The digests too: what `export --what revisions` and other hosts' manifests show.
     const fields = describeConfigDifferences(existing.config, config);
-    const differ =
-      fields === '' ? `config digest ${existing.configDigest} registered, ${digest} in the manifest` : fields;
+    const digests = `config digest ${existing.configDigest} registered, ${digest} in the manifest`;
+    const differ = fields === '' ? digests : `${fields}; ${digests}`;
     throw invalidInput(
       `namespace ${config.namespace} is registered with another configuration than this manifest's (${differ}): use the manifest saved when the namespace was created (amendsctl manifest-recover --namespace ${config.namespace} rebuilds it), or choose a new namespace`,
     );
