@@ -20,7 +20,7 @@ import { packageVersion } from './version.js';
 export type { Executable } from './help-text.js';
 
 export async function runExecutable(exe: Executable, argv: string[], io: CommandIo): Promise<number> {
-  const setClosedStdout = watchClosedPipes(io.stdout, io.stderr);
+  const setClosedStdout = watchClosedPipes(io.stdout, io.stderr, exe.program);
   const first = argv[0];
   if (first === undefined) {
     io.stderr.write(`\n${listing(exe)}\n\n`);
@@ -40,7 +40,7 @@ export async function runExecutable(exe: Executable, argv: string[], io: Command
   const asked = asksFor(rest);
   if (asked === 'help') return printed(io, commandHelp(exe, command));
   if (asked === 'version') return printed(io, `${packageVersion()}\n`);
-  setClosedStdout(command.closedStdout ?? 'exit');
+  setClosedStdout(command.closedStdout ?? 'exit', `${exe.program} ${command.name}`);
   return runCommand(exe, command, rest, io);
 }
 

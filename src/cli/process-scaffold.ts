@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import type { Manifest } from '../domain/config.js';
 import { HeartbeatWriter, type ProcessRole } from '../io/process/heartbeat-writer.js';
 import type { JsonLog } from '../io/process/json-log.js';
+import { refuseLiveTwin } from '../io/process/live-twin.js';
 import type { Readiness } from '../io/process/metrics-server.js';
 import { type RideOptions, rideThrough } from '../io/process/ride-through.js';
 import { registerNamespace } from '../io/store/namespace-registry.js';
@@ -130,6 +131,11 @@ export interface ScaffoldOptions {
   env: NodeJS.ProcessEnv;
   registry: Registry;
   readiness: () => Readiness;
+  /**
+   * The id must not be in use by a live process (live-twin.ts): the worker's `--instance-id`,
+   * which is its static group membership. Other ids only name heartbeat rows.
+   */
+  exclusiveId?: boolean;
 }
 
 type Closer = () => Promise<unknown>;
@@ -227,9 +233,12 @@ export class ProcessScaffold {
     for (const close of this.closers.splice(0).reverse()) await close().catch(() => {});
   }
 
-  /** Opens the database and registers the namespace (docs/design.md#manifest), each riding an outage. */
+  /**
+   * Opens the database, registers the namespace (docs/design.md#manifest) and, for an exclusive
+   * id, refuses a live twin; each step riding an outage.
+   */
   private async openDatabase(): Promise<boolean> {
-    const { databaseUrl, manifest, migrate } = this.options;
+    const { databaseUrl, manifest, migrate, id } = this.options;
     const open = migrate ? Database.open : Database.openCurrent;
     const db = await rideThrough(this.ride, () => open(databaseUrl, this.applicationName));
     if (db === undefined) return false;
@@ -242,6 +251,16 @@ export class ProcessScaffold {
           throw describeDatabaseError(error, databaseUrl, `registering namespace ${manifest.config.namespace}`);
         },
       );
-    return (await rideThrough(this.ride, register)) === true;
+    if ((await rideThrough(this.ride, register)) !== true) return false;
+    if (!this.options.exclusiveId) return true;
+    const namespace = manifest.config.namespace;
+    const unique = () =>
+      refuseLiveTwin(db.pool, namespace, id, this.stopping.signal).then(
+        () => true,
+        (error: unknown) => {
+          throw describeDatabaseError(error, databaseUrl, `reading the heartbeat of --instance-id ${id}`);
+        },
+      );
+    return (await rideThrough(this.ride, unique)) === true;
   }
 }

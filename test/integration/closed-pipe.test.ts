@@ -1,14 +1,16 @@
 /**
  * A reader that stops reading (`| head -1`, `| true`) ends a command quietly, as Unix tools
  * end: no stack trace, no diagnostic, exit 141 (128 + SIGPIPE) under `set -o pipefail`
- * (closed-pipe.ts). simulate needs neither broker nor database; export's case is in
- * rebuild-and-recover.test.ts, where a namespace with decisions exists.
+ * (closed-pipe.ts). A write that fails (`> /dev/full`: ENOSPC) is one line and exit 1, for
+ * every command through the same path. simulate needs neither broker nor database; export's
+ * case is in rebuild-and-recover.test.ts, where a namespace with decisions exists.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pipeInto, requireBuild } from '../support/amendsctl-process.js';
+import { pipeInto, repoRoot, requireBuild } from '../support/amendsctl-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-closed-pipe-'));
 const manifest = {
@@ -62,5 +64,31 @@ describe('a closed stdout', () => {
     const result = pipeInto(['simulate', '--manifest', manifestPath, '--file', recordsPath], 'true');
     expect(result.stderr).toBe('');
     expect(result.status).toBe('status 141 0');
+  });
+});
+
+/** Runs `./bin/amendsctl ARGS > /dev/full` (every write fails with ENOSPC). */
+function intoFullDevice(args: string[]) {
+  const result = spawnSync('bash', ['--norc', '--noprofile', '-c', './bin/amendsctl "$@" > /dev/full', '--', ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 45_000,
+  });
+  return { code: result.status, stderr: result.stderr };
+}
+
+describe('a stdout whose writes fail (ENOSPC)', () => {
+  it('ends simulate with one line naming the error, exit 1', () => {
+    const result = intoFullDevice(['simulate', '--manifest', manifestPath, '--file', recordsPath]);
+    expect(result.stderr).toBe('amendsctl simulate: writing to stdout failed: ENOSPC (no space left on device)\n');
+    expect(result.code).toBe(1);
+  });
+
+  it('ends help the same way, before any command is chosen', () => {
+    const result = intoFullDevice(['--help']);
+    expect(result.stderr).toBe('amendsctl: writing to stdout failed: ENOSPC (no space left on device)\n');
+    expect(result.code).toBe(1);
   });
 });

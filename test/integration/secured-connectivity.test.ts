@@ -5,22 +5,33 @@
  * PostgreSQL over TLS with verify-full against the stack's CA: every command of the chain
  * (source-create, output-create, source-load, worker, relay, view, verify, inspect) with
  * --kafka-config, checked from the outside. A wrong password is one line and exit 1; an
- * unknown property one line and exit 2; sslmode=require works without pg's warning.
+ * unknown property one line and exit 2; sslmode=require works without pg's warning. A client
+ * that speaks the wrong protocol for the port (plaintext at SASL_SSL, TLS at PLAINTEXT) is
+ * told so; a CA file the URL names relative to another directory, or none for verify-full,
+ * is one line naming sslrootcert.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { packageBin, runToEnd } from '../../src/io/process/child-process.js';
 import { repoRoot, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
-import { testName } from '../support/endpoints.js';
+import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { fixturePath, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import { scratchFile, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 
 const clientFile = join(repoRoot, '.stack/kafka-client-sasl.properties');
 const caFile = join(repoRoot, '.stack/tls/ca.pem');
-const verifyFullUrl = `postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=verify-full&sslrootcert=${encodeURIComponent(caFile)}`;
-const requireUrl = 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=require';
+/** The test database (AMENDS_TEST_DATABASE_URL) with other TLS parameters. */
+function testDatabaseWith(params: Record<string, string>): string {
+  const url = new URL(testDatabaseUrl);
+  url.search = new URLSearchParams(params).toString();
+  return url.toString();
+}
+const verifyFullUrl = testDatabaseWith({ sslmode: 'verify-full', sslrootcert: caFile });
+const requireUrl = testDatabaseWith({ sslmode: 'require' });
 /** What every process of this suite sees: no plaintext broker address, the TLS database. */
 const securedEnv = { AMENDS_DATABASE_URL: verifyFullUrl, AMENDS_BROKERS: '127.0.0.1:1' };
 const kafkaConfig = ['--kafka-config', clientFile];
@@ -78,7 +89,7 @@ describe('SASL_SSL + PostgreSQL TLS', () => {
     await roles[0]?.waitForLog('worker_started');
     // Each process's sessions are encrypted (pg_stat_ssl), not merely allowed to be.
     const db = new pg.Client({
-      connectionString: 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable',
+      connectionString: testDatabaseUrl,
     });
     await db.connect();
     try {
@@ -144,5 +155,84 @@ describe('SASL_SSL + PostgreSQL TLS', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/unknown librdkafka property sasl\.pasword/);
+  });
+});
+
+describe('a client that speaks another protocol than the port', () => {
+  /** librdkafka's admin request timeout (kafka-admin.ts): a mismatch is said before it. */
+  const adminRequestTimeoutMs = 10_000;
+
+  it('plaintext at the SASL_SSL listener is named as such, with the setting to use', async () => {
+    const started = Date.now();
+    const r = await runAmendsctl(['source-create', '--namespace', testName(), '--topic', testName()], {
+      AMENDS_BROKERS: '127.0.0.1:19094',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /: the broker at 127\.0\.0\.1:19094 closed the connection during the handshake, as a TLS or SASL listener does to a plaintext client: set security\.protocol \(SSL, SASL_SSL or SASL_PLAINTEXT\)/,
+    );
+    expect(r.stderr).not.toMatch(/Timed out|is the broker running/);
+    expect(Date.now() - started).toBeLessThan(adminRequestTimeoutMs);
+  });
+
+  it('SASL_SSL at the PLAINTEXT listener is named as such', async () => {
+    const atPlaintext = scratchFile(
+      `${testName()}.properties`,
+      readFileSync(clientFile, 'utf8').replace(/^bootstrap\.servers=.*$/m, 'bootstrap.servers=127.0.0.1:19092'),
+    );
+    const r = await runAmendsctl(
+      ['source-create', '--namespace', testName(), '--topic', testName(), '--kafka-config', atPlaintext],
+      securedEnv,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /: the broker at 127\.0\.0\.1:19092 answered the TLS handshake like a PLAINTEXT listener: use the cluster's TLS address, or security\.protocol=SASL_PLAINTEXT in --kafka-config/,
+    );
+  });
+});
+
+describe('PostgreSQL TLS settings', () => {
+  /** A manifest inspect can read; the database is not reached, so no namespace need exist. */
+  const manifest = () =>
+    scratchFile(
+      `${testName()}.manifest.json`,
+      JSON.stringify({
+        source_topic: 'tls-settings',
+        config: {
+          namespace: testName(),
+          schema_version: 1,
+          ledger_origin: '2026-03-01',
+          partitions: 1,
+          stock_keys: [{ item: 'widget', location: 'berlin', partition: 0, opening: 100, threshold: 20 }],
+          source_incarnation: `kafka:${'0123456789abcdef'.repeat(2)}`,
+        },
+      }),
+    );
+
+  it('a relative sslrootcert used from another directory names the parameter and the resolved path', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'amends-test-elsewhere-'));
+    const url = `${testDatabaseWith({ sslmode: 'verify-full' })}&sslrootcert=.stack/tls/ca.pem`;
+    const r = await runToEnd(process.execPath, [packageBin('amendsctl'), 'inspect', '--manifest', manifest()], {
+      cwd: elsewhere,
+      env: { PATH: process.env.PATH ?? '', AMENDS_DATABASE_URL: url },
+      timeoutMs: 30_000,
+      label: 'amendsctl inspect from another directory',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `amendsctl inspect: AMENDS_DATABASE_URL: sslrootcert=.stack/tls/ca.pem cannot be read: ${join(elsewhere, '.stack/tls/ca.pem')}: no such file (a relative path is read from the working directory, ${elsewhere}); give the file's absolute path\n`,
+    );
+  });
+
+  it('verify-full without a CA says to name one with sslrootcert', async () => {
+    const url = testDatabaseWith({ sslmode: 'verify-full' });
+    const r = await runAmendsctl(['inspect', '--manifest', manifest()], { AMENDS_DATABASE_URL: url });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^amendsctl inspect: database 127\.0\.0\.1:15432\/\w+: connecting failed: .*: the server's certificate is not signed by a CA this host trusts: name its CA with sslrootcert=\/path\/to\/ca\.pem in AMENDS_DATABASE_URL\n$/,
+    );
   });
 });

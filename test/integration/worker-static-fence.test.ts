@@ -6,6 +6,10 @@
  *
  * The fence is made for real: a second client joins the worker's group with its
  * group.instance.id, which is what the broker answers with FENCED_INSTANCE_ID.
+ *
+ * A second *worker* started with an --instance-id a live worker uses is refused before it
+ * joins (its heartbeat row is beaten by another process, live-twin.ts): the broker would fence
+ * the healthy one otherwise.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requireBuild } from '../support/amendsctl-process.js';
@@ -68,8 +72,33 @@ describe('amends worker: fenced as a static member', () => {
     const diagnostic = await expectFailedExit(worker);
     expect(diagnostic).toMatch(
       new RegExp(
-        `^amends worker: the group fenced this consumer as static member ${instanceId}: .*\\(consumer_failed\\)$`,
+        `^amends worker: fenced again as static member ${instanceId} within the outage budget: another process joined the consumer group with --instance-id ${instanceId} and took this one's place; give each worker its own --instance-id \\(consumer_failed\\)$`,
       ),
     );
+  });
+});
+
+describe('amends worker: started with an --instance-id a live worker uses', () => {
+  it('is refused before it joins, in one line naming the id; the running worker is not fenced', async () => {
+    const source = await createSource(topics);
+    await publish(source, 0, 3);
+    const id = `twin-${process.pid}`;
+    const running = startWorker({ manifestPath: source.manifestPath, instanceId: id });
+    await probe.waitForFrontiers(source.namespace, new Map([[0, 3]]));
+
+    const twin = startWorker({ manifestPath: source.manifestPath, instanceId: id });
+    const exit = await twin.waitForExit();
+    expect(exit.code).toBe(1);
+    expect(twin.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^amends worker: another process \\(pid ${running.pid}\\) is running with --instance-id ${id} in namespace ${source.namespace}: it beat its heartbeat \\d+ ms ago; joining would fence it out of the consumer group: give each worker its own --instance-id, or stop that one first$`,
+      ),
+    );
+    expect(twin.messages('worker_started')).toHaveLength(0);
+
+    await publish(source, 3, 3);
+    await probe.waitForFrontiers(source.namespace, new Map([[0, 6]]));
+    expect(running.exitStatus).toBeUndefined();
+    expect(running.messages('worker_rejoining')).toHaveLength(0);
   });
 });

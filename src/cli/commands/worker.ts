@@ -158,6 +158,8 @@ async function runWorkerProcess(
       migrate: settings.migrate,
       metricsAddr: cli.flags.metricsAddr,
       readiness: () => metrics.readiness(),
+      // --instance-id is the group's static membership: a second live holder would fence the first.
+      exclusiveId: instanceId !== undefined,
     });
     if (scaffold === undefined) return 0;
     const openDashboard =

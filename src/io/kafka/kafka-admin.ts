@@ -9,8 +9,8 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
+import { BrokerReach } from './broker-reach.js';
 import {
-  brokerReachAdvice,
   describeKafkaError,
   kafkaErrorCode,
   kafkaErrorCodes,
@@ -23,10 +23,12 @@ import { incarnationFromTopicId, isZeroTopicId, type KafkaTopicId } from './topi
 /** How long one admin request may take before it counts as failed (or, for creation, unknown). */
 export const adminRequestTimeoutMs = 10_000;
 
-const reachAdvice = brokerReachAdvice;
-
-/** librdkafka's log line of a failed SASL authentication or TLS handshake, up to its timing note. */
-const handshakeFailurePattern = /(SASL authentication error|SSL handshake failed)[^(]*/;
+/**
+ * The timeout of a client's first request, before any was answered (see `answered`): long
+ * enough for a TLS and SASL handshake with a cluster that works, short enough that a refused
+ * one is reported within seconds.
+ */
+const firstContactTimeoutMs = 2_000;
 
 export interface NewTopicSpec {
   topic: string;
@@ -58,34 +60,28 @@ export type TopicCreation =
 
 export class KafkaAdmin {
   private closed = false;
-  /** librdkafka's last authentication error (wrong SASL credentials or TLS trust), if any. */
-  private authenticationFailure: string | null = null;
+  /** Whether a request was answered: then the cluster is reachable, and requests get their full time. */
+  private contacted = false;
 
   private constructor(
     private readonly client: RdKafka.IAdminClient,
     readonly brokers: string,
+    /** Why no broker answers, from the client's log (broker-reach.ts); requests run within it. */
+    private readonly reach: BrokerReach,
   ) {}
 
-  /** AdminClient.create connects lazily: an unreachable broker shows up as a timed-out request. */
+  /**
+   * AdminClient.create connects lazily: an unreachable broker shows up as a timed-out request,
+   * and a refused, unresolvable or mismatched one only in the client's log and error events.
+   */
   static open(brokers: string, clientId: string): KafkaAdmin {
-    let admin: KafkaAdmin | undefined;
-    // A failed SASL or TLS handshake only shows in the client's log and error events while the
-    // request itself times out: keep it, so the diagnostic names the cause, not reachability.
-    const note = (message: string) => {
-      if (admin !== undefined && admin.authenticationFailure === null) admin.authenticationFailure = message;
-    };
-    const handlers = {
-      'event.log': (entry: { message?: string }) => {
-        const found = handshakeFailurePattern.exec(entry.message ?? '')?.[0];
-        if (found !== undefined) note(found.trim());
-      },
-      'event.error': (error: unknown) => {
-        if (/authentication|handshake/i.test(describeKafkaError(error))) note(describeKafkaError(error));
-      },
-    };
+    const reach = new BrokerReach(brokers);
     try {
-      admin = new KafkaAdmin(RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId), handlers), brokers);
-      return admin;
+      return new KafkaAdmin(
+        RdKafka.AdminClient.create(librdkafkaBaseConfig(brokers, clientId), reach.handlers),
+        brokers,
+        reach,
+      );
     } catch (error) {
       throw kafkaError(`cannot create a Kafka admin client for ${brokers}: ${describeKafkaError(error)}`, error);
     }
@@ -95,8 +91,10 @@ export class KafkaAdmin {
   async describeTopic(topic: string, timeoutMs = adminRequestTimeoutMs): Promise<TopicDescription | undefined> {
     let descriptions: RdKafka.TopicDescription[];
     try {
-      descriptions = await viaCallback<RdKafka.TopicDescription[]>((done) =>
-        this.client.describeTopics([topic], { timeout: timeoutMs }, done),
+      descriptions = await this.answered(
+        (timeout) =>
+          viaCallback<RdKafka.TopicDescription[]>((done) => this.client.describeTopics([topic], { timeout }, done)),
+        timeoutMs,
       );
     } catch (error) {
       throw kafkaError(`cannot describe topic ${topic} on brokers ${this.brokers}: ${this.cause(error)}`, error);
@@ -174,12 +172,16 @@ export class KafkaAdmin {
     const spec = boundary === 'log-start' ? RdKafka.OffsetSpec.EARLIEST : RdKafka.OffsetSpec.LATEST;
     let results: RdKafka.ListOffsetsResult[];
     try {
-      results = await viaCallback<RdKafka.ListOffsetsResult[]>((done) =>
-        this.client.listOffsets(
-          partitions.map((partition) => ({ topic, partition, offset: spec })),
-          { timeout: timeoutMs, isolationLevel: RdKafka.IsolationLevel.READ_COMMITTED },
-          done,
-        ),
+      results = await this.answered(
+        (timeout) =>
+          viaCallback<RdKafka.ListOffsetsResult[]>((done) =>
+            this.client.listOffsets(
+              partitions.map((partition) => ({ topic, partition, offset: spec })),
+              { timeout, isolationLevel: RdKafka.IsolationLevel.READ_COMMITTED },
+              done,
+            ),
+          ),
+        timeoutMs,
       );
     } catch (error) {
       throw kafkaError(
@@ -198,15 +200,36 @@ export class KafkaAdmin {
     return offsets;
   }
 
-  /** Synchronous in the library: it frees the handle; there is no completion callback. */
-  /** A failed request's cause: the authentication failure behind it, or what to check when it timed out. */
-  private cause(error: unknown): string {
-    if (this.authenticationFailure !== null) {
-      return `${this.authenticationFailure}: check the SASL credentials and TLS settings of --kafka-config / AMENDS_KAFKA_CONFIG`;
+  /**
+   * Sends a read-only request (`send(timeoutMs)`). Until one was answered, it is first sent with
+   * a short timeout: librdkafka tells a refused address only in its log, and an admin client
+   * cannot be closed while a request waits (its disconnect blocks until that request's timeout),
+   * so a refused cluster would cost the full timeout. When no bootstrap address will answer
+   * (broker-reach.ts: refused, unresolvable, another protocol), that first failure is the
+   * answer; otherwise the request is sent again with its full
+   * timeout, so a slow cluster that works pays the short wait once.
+   */
+  private async answered<T>(send: (timeoutMs: number) => Promise<T>, timeoutMs: number): Promise<T> {
+    if (!this.contacted && timeoutMs > firstContactTimeoutMs) {
+      try {
+        const first = await this.reach.within(send(firstContactTimeoutMs));
+        this.contacted = true;
+        return first;
+      } catch (error) {
+        if (this.reach.noneWillAnswer()) throw error;
+      }
     }
-    return `${describeKafkaError(error)}${kafkaErrorCode(error) === kafkaErrorCodes.timedOut ? reachAdvice : ''}`;
+    const answer = await this.reach.within(send(timeoutMs));
+    this.contacted = true;
+    return answer;
   }
 
+  /** A failed request's cause: what the connections showed, or what to check when it timed out. */
+  private cause(error: unknown): string {
+    return this.reach.cause(error);
+  }
+
+  /** Synchronous in the library: it frees the handle; there is no completion callback. */
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -5,13 +5,33 @@
  */
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { errorMessage } from '../../kernel/error-message.js';
+import { isLocalStackAddress, localStackPorts, splitHostPort } from '../process/local-stack.js';
 import { kafkaClientSettings } from './client-settings.js';
 import { socketConnectionSetupTimeoutMs, socketTimeoutMs } from './kafka-timeouts.js';
 
 export const defaultBrokers = '127.0.0.1:19092';
 
-/** What a user can do when the broker does not answer; ends every such diagnostic. */
-export const brokerReachAdvice = ': is the broker running (npm run up) and are --brokers / AMENDS_BROKERS right?';
+/** The bootstrap addresses of a `bootstrap.servers` list, as written. */
+export function bootstrapAddresses(brokers: string): string[] {
+  return brokers
+    .split(',')
+    .map((a) => a.trim().replace(/^[a-z_]+:\/\//i, ''))
+    .filter((a) => a !== '');
+}
+
+/**
+ * What a user can do when the brokers do not answer; ends every such diagnostic. Starting the
+ * local stack is advice only for the local stack's own addresses (local-stack.ts).
+ */
+export function brokerReachAdvice(brokers: string): string {
+  const local = bootstrapAddresses(brokers).every((address) => {
+    const { host, port } = splitHostPort(address);
+    return isLocalStackAddress(host, port, localStackPorts.kafka);
+  });
+  return local
+    ? ': is the broker running (npm run up) and are --brokers / AMENDS_BROKERS right?'
+    : ': check the bootstrap address (--brokers, AMENDS_BROKERS or bootstrap.servers of --kafka-config), that this host can reach it, and the security settings of --kafka-config';
+}
 
 /** librdkafka error codes amends tells apart (lib/error.js of @confluentinc/kafka-javascript). */
 export const kafkaErrorCodes = {

@@ -17,6 +17,9 @@ const outageMessages = new RegExp(
     'Local: Timed out',
     'Local: Broker handle destroyed',
     'Broker: Request timed out',
+    // broker-reach.ts's words for what librdkafka's log showed: every bootstrap address refused
+    // (a broker restarting refuses too) or a name that did not resolve (DNS may come back).
+    'connection refused at|cannot resolve the broker address',
     // A partition between leaders (a broker died or restarts): ListOffsets answers -1001 with
     // no error (kafka-admin.ts `listedOffset`), or UNKNOWN_LEADER_EPOCH (75) / FENCED_LEADER_EPOCH (74).
     'leader not available|not leader|no leader answered|leader epoch',

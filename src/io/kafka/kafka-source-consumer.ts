@@ -33,6 +33,7 @@ import { operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { PartitionPosition, SourceConsumer, SourceRecord } from '../../machines/ports.js';
+import { BrokerReach } from './broker-reach.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, viaCallback } from './kafka-connection.js';
 import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
@@ -70,10 +71,13 @@ export class KafkaSourceConsumer implements SourceConsumer {
   private groupPartitions: readonly number[] = [];
   /** The group fenced this client as a static member (librdkafka's fatal error): a new one may rejoin. */
   private fenced = false;
+  /** Why no broker answers, from the client's log (broker-reach.ts). */
+  private readonly reach: BrokerReach;
 
   constructor(private readonly options: KafkaSourceConsumerOptions) {
     const config = sourceConsumerConfig(options);
     this.buffer = new FairPartitionBuffer(options.bufferLimits);
+    this.reach = new BrokerReach(options.brokers);
     this.pollWaitMs = pollWaitMsOf(options);
     const adapter = this;
     this.consumer = new RdKafka.KafkaConsumer(
@@ -92,9 +96,8 @@ export class KafkaSourceConsumer implements SourceConsumer {
       config.topic,
     );
     waitForFirstRecordOnly(this.consumer);
-    this.consumer.on('event.error', (error) => {
-      options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`);
-    });
+    this.reach.watch(this.consumer);
+    this.consumer.on('event.error', (error) => options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`));
   }
 
   /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
@@ -102,19 +105,15 @@ export class KafkaSourceConsumer implements SourceConsumer {
     signal.throwIfAborted();
     this.phase.startConnecting();
     const { topic, brokers } = this.options;
-    const connected = viaCallback<unknown>((done) =>
-      this.consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done),
-    );
+    const metadata = { topic, allTopics: false, timeout: kafkaConnectTimeoutMs };
+    const connected = this.reach.within(viaCallback<unknown>((done) => this.consumer.connect(metadata, done)));
     this.connecting = connected.catch(() => {});
     try {
       await untilAborted(connected, signal, 'connecting the source consumer');
     } catch (error) {
       if (signal.aborted) throw error; // the connect runs on: close() waits for it, then disconnects
       this.phase.connectFailed(); // the library disconnects a failed connect itself
-      throw operationalError(
-        `cannot connect the source consumer to ${brokers}: ${describeKafkaError(error)}: is the broker running and are --brokers / AMENDS_BROKERS right?`,
-        error,
-      );
+      throw operationalError(`cannot connect the source consumer to ${brokers}: ${this.reach.cause(error)}`, error);
     }
     if (!this.phase.isConnecting) return; // closed meanwhile
     try {

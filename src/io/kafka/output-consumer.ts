@@ -12,13 +12,8 @@
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
-import {
-  brokerReachAdvice,
-  describeKafkaError,
-  kafkaErrorCode,
-  librdkafkaBaseConfig,
-  viaCallback,
-} from './kafka-connection.js';
+import { BrokerReach } from './broker-reach.js';
+import { describeKafkaError, kafkaErrorCode, librdkafkaBaseConfig, viaCallback } from './kafka-connection.js';
 import { kafkaError } from './kafka-errors.js';
 import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
@@ -68,16 +63,17 @@ export class OutputConsumer {
       // A missing or out-of-range position is an error (−140), never a silent jump.
       { 'auto.offset.reset': 'error' },
     );
+    const reach = new BrokerReach(brokers);
+    reach.watch(consumer);
     consumer.on('event.error', (error) => onClientError(`kafka consumer: ${describeKafkaError(error)}`));
     consumer.setDefaultConsumeTimeout(pollWaitMs);
     waitForFirstRecordOnly(consumer);
     try {
-      await viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done));
-    } catch (error) {
-      throw kafkaError(
-        `cannot connect the view's consumer to ${brokers}: ${describeKafkaError(error)}${brokerReachAdvice}`,
-        error,
+      await reach.within(
+        viaCallback((done) => consumer.connect({ topic, allTopics: false, timeout: kafkaConnectTimeoutMs }, done)),
       );
+    } catch (error) {
+      throw kafkaError(`cannot connect the view's consumer to ${brokers}: ${reach.cause(error)}`, error);
     }
     return new OutputConsumer(consumer, topic);
   }

@@ -14,7 +14,7 @@ const errFatal = RdKafka.CODES.ERRORS.ERR__FATAL; // -150
 export function sourcePollFailure(error: unknown, instanceId: string | undefined): { error: Error; fenced: boolean } {
   const code = kafkaErrorCode(error);
   if (code === errFatal) {
-    const detail = `the group fenced this consumer as static member ${instanceId ?? '(none)'}: another live worker has the same --instance-id, or the coordinator replayed an earlier join of this one after a failover (${describeKafkaError(error)})`;
+    const detail = `the group fenced this consumer as static member ${instanceId ?? '(none)'}: another process joined the group with --instance-id ${instanceId ?? '(none)'}, or the coordinator replayed an earlier join of this one after a failover (${describeKafkaError(error)})`;
     return { error: operationalError(detail, error), fenced: true };
   }
   if (code === errAutoOffsetReset) {

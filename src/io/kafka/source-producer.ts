@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RdKafka } from '@confluentinc/kafka-javascript';
 import { operationalError } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
+import { BrokerReach } from './broker-reach.js';
 import {
   describeKafkaError,
   kafkaErrorCode,
@@ -105,10 +106,12 @@ export class SourceProducer {
       ...(options.batchSizeBytes === undefined ? {} : { 'batch.size': options.batchSizeBytes }),
       dr_cb: true,
     });
+    const reach = new BrokerReach(options.brokers);
+    reach.watch(producer);
     try {
-      await viaCallback((done) => producer.connect({ timeout: kafkaConnectTimeoutMs }, done));
+      await reach.within(viaCallback((done) => producer.connect({ timeout: kafkaConnectTimeoutMs }, done)));
     } catch (error) {
-      throw kafkaError(`cannot connect a producer to brokers ${options.brokers}: ${describeKafkaError(error)}`, error);
+      throw kafkaError(`cannot connect a producer to brokers ${options.brokers}: ${reach.cause(error)}`, error);
     }
     producer.setPollInterval(pollIntervalMs);
     return new SourceProducer(producer, options);

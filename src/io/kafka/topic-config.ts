@@ -11,8 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs from 'kafkajs';
 import { operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
+import { socketConnectCause } from './broker-reach.js';
 import { kafkaClientSettings } from './client-settings.js';
-import { brokerReachAdvice } from './kafka-connection.js';
 import { kafkaError } from './kafka-errors.js';
 import { kafkajsSecurity } from './kafkajs-security.js';
 
@@ -65,7 +65,7 @@ export class TopicConfigReader {
     } catch (error) {
       await admin.disconnect().catch(() => {});
       throw kafkaError(
-        `cannot connect to ${brokers} to read topic configurations: ${errorMessage(error)}${brokerReachAdvice}`,
+        `cannot connect to ${brokers} to read topic configurations: ${socketConnectCause(brokers, error)}`,
         error,
       );
     }

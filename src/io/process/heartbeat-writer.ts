@@ -44,21 +44,25 @@ export class HeartbeatWriter {
     this.timer.unref();
   }
 
-  /** Writes a last beat (e.g. the final state) and stops. */
+  /**
+   * Writes a last beat (the final state, marked `stopped`: a process starting under the same
+   * id need not wait for the row to go stale, live-twin.ts) and stops.
+   */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.inFlight;
-    this.beat();
+    this.beat(true);
     await this.inFlight;
   }
 
-  private beat(): void {
+  private beat(last = false): void {
     // One beat at a time: a slow database must not pile up connections.
     this.inFlight = this.inFlight.then(async () => {
       const { namespace, workerId, role, pid } = this.identity;
       try {
-        await this.pool.query(upsertSql, [namespace, workerId, role, pid, JSON.stringify(this.summarize())]);
+        const state = last ? { ...this.summarize(), stopped: true } : this.summarize();
+        await this.pool.query(upsertSql, [namespace, workerId, role, pid, JSON.stringify(state)]);
         this.warned = false;
       } catch (error) {
         if (!this.warned) {

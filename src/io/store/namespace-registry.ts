@@ -6,6 +6,7 @@
  */
 
 import { configDigest, type Manifest, type NamespaceConfig } from '../../domain/config.js';
+import { describeConfigDifferences } from '../../domain/config-differences.js';
 import { invalidInput } from '../../kernel/amends-error.js';
 import { assertInvariant } from '../../kernel/invariant.js';
 import type { Queryable } from './postgres.js';
@@ -124,8 +125,12 @@ function refuseOtherManifest(existing: RegisteredNamespace, manifest: Manifest):
   const { config } = manifest;
   const digest = configDigest(config);
   if (existing.configDigest !== digest) {
+    // The digests too: what `export --what revisions` and other hosts' manifests show.
+    const fields = describeConfigDifferences(existing.config, config);
+    const digests = `config digest ${existing.configDigest} registered, ${digest} in the manifest`;
+    const differ = fields === '' ? digests : `${fields}; ${digests}`;
     throw invalidInput(
-      `namespace ${config.namespace} is registered with config digest ${existing.configDigest}, but this manifest's config digest is ${digest}: use the manifest saved when the namespace was created (amendsctl manifest-recover --namespace ${config.namespace} rebuilds it), or choose a new namespace`,
+      `namespace ${config.namespace} is registered with another configuration than this manifest's (${differ}): use the manifest saved when the namespace was created (amendsctl manifest-recover --namespace ${config.namespace} rebuilds it), or choose a new namespace`,
     );
   }
   if (existing.sourceTopic !== manifest.source_topic) {

@@ -6,6 +6,8 @@
 import pg from 'pg';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
+import { isLocalStackAddress, localStackPorts } from '../process/local-stack.js';
+import { checkTlsParameters, tlsAdvice } from './database-tls.js';
 import { applyMigrations, requireCurrentSchema } from './migrations.js';
 import { isUnreachable, storeError } from './pg-errors.js';
 import { withPooledClient } from './pooled-client.js';
@@ -24,7 +26,7 @@ const connectTimeoutMs = 5_000;
 const poolSizeMax = 4;
 
 const missingUrlAdvice =
-  'set it to the database of this namespace, e.g. export AMENDS_DATABASE_URL=postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable for the local stack (npm run up)';
+  "set it to the database of this namespace, e.g. export AMENDS_DATABASE_URL='postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=verify-full&sslrootcert=/path/to/ca.pem' (the local stack's, npm run up: postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable)";
 
 /** The database URL of a command that needs one (docs/design.md#commands); one actionable line when missing. */
 export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
@@ -47,12 +49,27 @@ export function databaseTarget(url: string): string {
   }
 }
 
+/** What to do when the database does not answer: start the local stack only for its own address. */
+function reachAdvice(url: string): string {
+  let local = false;
+  try {
+    const u = new URL(url);
+    local = isLocalStackAddress(u.hostname, Number(u.port || '5432'), localStackPorts.postgres);
+  } catch {
+    // an unparseable URL is reported where it is parsed
+  }
+  return local
+    ? 'start it (npm run up) or fix AMENDS_DATABASE_URL'
+    : 'check the host and port of AMENDS_DATABASE_URL, and that this host can reach them';
+}
+
 /**
  * The pg configuration of every amends session. `application_name` names the process
  * (command and pid) so pg_stat_activity shows who holds what. Query parameters of the URL
  * (e.g. `options=-c search_path=…`) still apply: pg merges them over these settings.
  */
 export function sessionConfig(url: string, applicationName: string): pg.ClientConfig {
+  checkTlsParameters(url);
   return {
     connectionString: withLibpqSslModes(url),
     application_name: applicationName,
@@ -101,11 +118,11 @@ export function describeDatabaseError(error: unknown, url: string, doing: string
   message = message.split('\n', 1)[0] ?? '';
   const code = typeof e.code === 'string' ? e.code : '';
   if (isUnreachable(code, message)) {
-    return storeError(
-      `cannot reach the database at ${target} (${message}): start it (npm run up) or fix AMENDS_DATABASE_URL`,
-      error,
-    );
+    const why = code === 'ECONNREFUSED' ? ': connection refused' : ` (${message})`;
+    return storeError(`cannot reach the database at ${target}${why}: ${reachAdvice(url)}`, error);
   }
+  const tls = tlsAdvice(code, url);
+  if (tls !== undefined) return storeError(`database ${target}: ${doing} failed: ${message}: ${tls}`, error);
   if (error instanceof TypeError && /Invalid URL/i.test(message)) {
     return storeError('AMENDS_DATABASE_URL is not a valid postgres:// URL', error);
   }

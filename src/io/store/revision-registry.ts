@@ -5,6 +5,7 @@
  */
 
 import type { Manifest, NamespaceConfig } from '../../domain/config.js';
+import { describeConfigDifferences } from '../../domain/config-differences.js';
 import type { ConfigRevision } from '../../domain/config-revision.js';
 import { revisionLines } from '../../domain/export-lines.js';
 import { invalidInput } from '../../kernel/amends-error.js';
@@ -34,7 +35,10 @@ export async function refuseOtherRevisions(db: Queryable, manifest: Manifest): P
   for (const r of listed) {
     const held = stored[r.revision - 2];
     if (held === undefined || held.digest !== r.digest) {
-      const there = held === undefined ? 'has no such revision' : `holds digest ${held.digest}`;
+      const fields =
+        held === undefined ? '' : describeConfigDifferences(held, r, { was: 'in the database', is: 'in the manifest' });
+      const there =
+        held === undefined ? 'has no such revision' : `holds another one (${fields || `digest ${held.digest}`})`;
       throw invalidInput(
         `the manifest's revision ${r.revision} of namespace ${namespace} has digest ${r.digest}, but the database ${there}: use the manifest config-revise or manifest-recover printed for this database`,
       );

@@ -132,7 +132,8 @@ export async function runWorker(options: WorkerOptions): Promise<number> {
     // budget is another live worker with this --instance-id: a rejoin would only fence it back.
     const withinBudget = Date.now() - rejoinedAtMs < options.outageBudgetMs;
     const rejoin = consumer.fencedAsStaticMember && !host.stopSignal.aborted && options.outageBudgetMs > 0;
-    if (!rejoin || withinBudget) return finish(options, output);
+    if (!rejoin) return finish(options, output);
+    if (withinBudget) return finish(options, fencedAgain(options, output));
     rejoinedAtMs = Date.now();
     log.write('worker_rejoining', { detail: output.failure?.detail ?? null }, 'warn');
   }
@@ -272,6 +273,12 @@ function announce(
 }
 
 /** The last runtime's end: a stop is exit 0; a failure is one line, exit 1. */
+/** A second fence within the budget is no failover replay: another process holds the id. */
+function fencedAgain({ instanceId }: WorkerOptions, output: GroupOutput): GroupOutput {
+  const detail = `fenced again as static member ${instanceId} within the outage budget: another process joined the consumer group with --instance-id ${instanceId} and took this one's place; give each worker its own --instance-id`;
+  return output.failure === null ? output : { ...output, failure: { ...output.failure, detail } };
+}
+
 function finish(options: WorkerOptions, output: GroupOutput): number {
   const { log } = options;
   log.write('worker_stopped', { exit_code: output.exitCode, failure: output.failure });
