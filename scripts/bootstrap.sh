@@ -9,13 +9,28 @@
 #   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
 #   4. the TypeScript build (incremental), and the bench's Kafka Streams peer
 #      (scripts/kstreams-peer.sh: built with Maven once per version of its sources, cached).
-# With --deps-only it stops after 2.
+# With --deps-only it stops after 2, with --packages-only after 1. With --database ha it also
+# installs Patroni, etcd and HAProxy (Debian's patroni, etcd-server, etcd-client, haproxy) and
+# starts the HA database in 3 (stack.sh up --database ha); without it they are not installed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 die() { printf 'bootstrap: %s\n' "$*" >&2; exit 1; }
+
+stop_after="" database=single
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --deps-only) stop_after=deps ;;
+    --packages-only) stop_after=packages ;;
+    --database=*) database="${1#--database=}" ;;
+    --database) [ "$#" -gt 1 ] || die "--database needs a value: single or ha"; database="$2"; shift ;;
+    *) die "unknown option $1 (usage: bootstrap.sh [--deps-only|--packages-only] [--database single|ha])" ;;
+  esac
+  shift
+done
+case "$database" in single | ha) ;; *) die "--database must be single or ha, not $database" ;; esac
 
 # ----------------------------------------------------------- 1. Debian packages
 build_packages=(zlib1g-dev libssl-dev libzstd-dev libcurl4-openssl-dev liblz4-dev libsasl2-dev make g++ python3)
@@ -32,6 +47,12 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 # rules; systemd-analyze verifies the units.
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+# The HA database's engines (scripts/stack-ha.sh), only when it is asked for.
+if [ "$database" = ha ]; then
+  for p in patroni etcd-server etcd-client haproxy; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     die "missing Debian packages: ${missing[*]}; install them (sudo apt-get install ${missing[*]}) and run again"
@@ -41,6 +62,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
     || die "apt-get install ${missing[*]} failed"
 fi
+[ "$stop_after" = packages ] && exit 0
 
 # ------------------------------------------------------------ 2. npm dependencies
 # A built node_modules is kept in the cache (as the Kafka jars are), keyed by the lock file,
@@ -72,10 +94,10 @@ fi
 
 # --deps-only: the caller starts the stack and builds itself (scripts/test.sh does both
 # side by side with the type check).
-[ "${1:-}" = --deps-only ] && exit 0
+[ "$stop_after" = deps ] && exit 0
 
 # ----------------------------------------------------------------- 3. the stack
-bash scripts/stack.sh up
+bash scripts/stack.sh up --database "$database"
 
 # ----------------------------------------------------------------- 4. the build
 npx --no-install tsc -p tsconfig.build.json || die "the TypeScript build failed"

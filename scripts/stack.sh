@@ -6,17 +6,23 @@
 # come from a CA the stack makes at first start (.stack/tls/ca.pem); a ready librdkafka
 # client file for the secured listener is .stack/kafka-client-sasl.properties.
 #
-#   stack.sh up [--reset] [--brokers 1|3] [--kafka-only]
+#   stack.sh up [--reset] [--brokers 1|3] [--database single|ha] [--kafka-only|--database-only]
 #                           start both (idempotent); --reset wipes .stack/ first;
 #                           --brokers 3 runs a 3-node KRaft cluster instead of one broker;
+#                           --database ha runs the HA database instead of one PostgreSQL
+#                           (stack-ha.sh: etcd, two Patroni nodes, HAProxy on the same port);
 #                           --kafka-only starts what is missing of the brokers and leaves
 #                           PostgreSQL as it is (amendsctl chaos restarts a killed broker
-#                           while the database may be away on purpose)
-#   stack.sh down           stop both (whichever broker layout runs), keep their data
+#                           while the database may be away on purpose); --database-only
+#                           starts the database alone
+#   stack.sh down           stop both (whichever broker and database layout runs), keep their data
 #   stack.sh fetch          resolve the Kafka jars into the cache (no start)
 #   stack.sh status         say what runs
 #   stack.sh db-kill        stop PostgreSQL at once (pg_ctl -m immediate: a crash, for chaos runs)
 #   stack.sh db-start       start PostgreSQL again (its data kept; recovery replays the WAL)
+#   stack.sh ha-status      the HA database: each node's role, where HAProxy's ports lead
+#   stack.sh ha-kill-primary SIGKILL the HA primary's postmaster (Patroni fails over)
+#   stack.sh ha-switchover  patronictl switchover to the synchronous standby
 #   stack.sh tool CLASS ARGS run a Kafka tool class with the stack's jars, e.g.
 #                           tool org.apache.kafka.tools.consumer.group.ConsumerGroupCommand
 #                           --bootstrap-server 127.0.0.1:19092 --describe --group G
@@ -84,9 +90,14 @@ amends_stack_on_port() {
     */.stack/kafka/server.properties) echo "${props%/kafka/server.properties}"; return 0 ;;
     */.stack/kafka-cluster/node-*/server.properties) echo "${props%/kafka-cluster/node-*}"; return 0 ;;
   esac
-  # PostgreSQL: the postmaster's data directory lives in /proc/pid/cwd.
+  # PostgreSQL: the postmaster's data directory lives in /proc/pid/cwd; the HA database's
+  # HAProxy runs in its own directory (stack-ha.sh).
   local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
-  case "$cwd" in */.stack/postgres/data) echo "${cwd%/postgres/data}" ;; *) return 1 ;; esac
+  case "$cwd" in
+    */.stack/postgres/data) echo "${cwd%/postgres/data}" ;;
+    */.stack/ha/haproxy) echo "${cwd%/ha/haproxy}" ;;
+    *) return 1 ;;
+  esac
 }
 
 # The server.properties a Kafka broker process runs (the argument after kafka.Kafka), if any.
@@ -97,9 +108,11 @@ kafka_props_of() {
 # When another checkout's amends stack already runs on our ports, its services (and their
 # data and certificates) live in its directory: manage them there instead of failing on the
 # ports, upgrading them in place when their configuration is older than ours.
+# PORTS (default: the broker's and the database's) are the ones to look at.
 adopt_running_stack() {
-  local port dir
-  for port in "$broker_port" "$pg_port"; do
+  local port dir ports=("$@")
+  [ "${#ports[@]}" -gt 0 ] || ports=("$broker_port" "$pg_port")
+  for port in "${ports[@]}"; do
     if dir=$(amends_stack_on_port "$port") && [ "$dir" != "$stack" ]; then
       say "using the amends stack already running in $dir (port $port)"
       stack="$dir"
@@ -529,16 +542,18 @@ CONF
   pg_roles
 }
 
+# The amends role and database, made with PSQL (a function: pg_psql, or the HA database's
+# ha_psql), then a login as amends on the usual port; LOG is named when that fails.
 pg_roles() {
-  local bin; bin=$(pg_bin)
-  if [ "$(pg_psql -c "select 1 from pg_roles where rolname='$pg_role'")" != 1 ]; then
-    pg_psql -c "create role $pg_role login password '$pg_password'" >/dev/null
+  local psql="${1:-pg_psql}" log="${2:-$(pg_log)}" bin; bin=$(pg_bin)
+  if [ "$("$psql" -c "select 1 from pg_roles where rolname='$pg_role'")" != 1 ]; then
+    "$psql" -c "create role $pg_role login password '$pg_password'" >/dev/null
   fi
-  if [ "$(pg_psql -c "select 1 from pg_database where datname='$pg_database'")" != 1 ]; then
-    pg_psql -c "create database $pg_database owner $pg_role" >/dev/null
+  if [ "$("$psql" -c "select 1 from pg_database where datname='$pg_database'")" != 1 ]; then
+    "$psql" -c "create database $pg_database owner $pg_role" >/dev/null
   fi
   PGPASSWORD=$pg_password "$bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -d "$pg_database" -U "$pg_role" \
-    || die "PostgreSQL runs but does not accept connections on 127.0.0.1:$pg_port; see $(pg_log)"
+    || die "PostgreSQL runs but does not accept connections on 127.0.0.1:$pg_port; see $log"
 }
 
 pg_down() {
@@ -546,22 +561,48 @@ pg_down() {
   as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m fast -w stop >/dev/null
 }
 
+# The HA database (up --database ha): etcd, two Patroni nodes, HAProxy.
+# shellcheck source=scripts/stack-ha.sh
+source "$root/scripts/stack-ha.sh"
+
+# Refuses to start the database layout WANT (single or ha) where the other one runs: both
+# serve the PostgreSQL port.
+database_layout_free() {
+  local want="$1" where=""
+  [ "$stack" -ef "$own_stack" ] || where=" in its checkout"
+  if [ "$want" = ha ] && pg_running; then
+    die "the single-node PostgreSQL is up in $stack: stop it first (npm run down$where, data kept), then npm run up -- --database ha"
+  fi
+  if [ "$want" = single ] && ha_running; then
+    die "the HA database (Patroni) is up in $stack: stop it first (npm run down$where, data kept), then npm run up"
+  fi
+  return 0
+}
+
 # ------------------------------------------------------------------- commands
 
 compose() { docker compose -f "$root/compose.yaml" "$@"; }
 
 up() {
-  local reset=false brokers=1 layout arg kafka_only=false
+  local reset=false brokers=1 layout arg kafka_only=false database=single database_only=false
   while [ "$#" -gt 0 ]; do
     arg="$1"; shift
     case "$arg" in
       --reset) reset=true ;;
       --kafka-only) kafka_only=true ;;
+      --database-only) database_only=true ;;
       --brokers=*) brokers="${arg#--brokers=}" ;;
       --brokers) [ "$#" -gt 0 ] || die "--brokers needs a value: 1 or $cluster_size"; brokers="$1"; shift ;;
-      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size])" ;;
+      --database=*) database="${arg#--database=}" ;;
+      --database) [ "$#" -gt 0 ] || die "--database needs a value: single or ha"; database="$1"; shift ;;
+      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size] [--database single|ha] [--kafka-only|--database-only])" ;;
     esac
   done
+  case "$database" in
+    single | ha) ;;
+    *) die "--database must be single (the default one PostgreSQL) or ha (Patroni and HAProxy), not $database" ;;
+  esac
+  $kafka_only && $database_only && die "--kafka-only and --database-only exclude each other: leave both out to start both"
   case "$brokers" in
     1) layout=single ;;
     "$cluster_size") layout=cluster ;;
@@ -569,28 +610,34 @@ up() {
   esac
   if docker_engine; then
     [ "$layout" = single ] || die "the $cluster_size-broker cluster runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one Redpanda broker)"
+    [ "$database" = single ] || die "the HA database runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one PostgreSQL)"
     $reset && compose down -v
     compose up -d --wait || die "docker compose could not start the stack (compose.yaml)"
   else
-    if $reset; then kafka_stop; pg_down; rm -rf "$stack"; fi
-    adopt_running_stack
+    if $reset; then kafka_stop; pg_down; ha_down; rm -rf "$stack"; fi
+    # --database-only: a broker on the Kafka port is not this command's business.
+    if $database_only; then adopt_running_stack "$pg_port"; else adopt_running_stack; fi
     # Before anything starts: the other layout holding the ports is one line, nothing touched.
-    kafka_layout_free "$layout"
+    $database_only || kafka_layout_free "$layout"
+    $kafka_only || database_layout_free "$database"
     mkdir -p "$stack"
-    $kafka_only || pg_up
-    kafka_up "$layout"
+    if ! $kafka_only; then
+      if [ "$database" = ha ]; then ha_up; else pg_up; fi
+    fi
+    $database_only || kafka_up "$layout"
     client_files "$layout"
   fi
   local brokers_said="broker 127.0.0.1:$broker_port (SASL_SSL 127.0.0.1:$sasl_port"
   [ "$layout" = cluster ] && brokers_said="$cluster_size brokers $(layout_addresses cluster "$broker_port") (SASL_SSL $(layout_addresses cluster "$sasl_port")"
-  say "up: $brokers_said, $own_stack/kafka-client-sasl.properties)," \
-    "database postgres://$pg_role:$pg_password@127.0.0.1:$pg_port/$pg_database (TLS CA $own_stack/tls/ca.pem)"
+  local database_said="database postgres://$pg_role:$pg_password@127.0.0.1:$pg_port/$pg_database (TLS CA $own_stack/tls/ca.pem)"
+  [ "$database" = ha ] && database_said="$database_said: the primary through HAProxy, a replica on 127.0.0.1:$(ha_replica_port)"
+  if $database_only; then say "up: $database_said"; else say "up: $brokers_said, $own_stack/kafka-client-sasl.properties), $database_said"; fi
 }
 
 down() {
   # Only this checkout's own services: another checkout's stack is stopped from there.
   # Whichever layout runs here (single broker or cluster) is stopped.
-  if docker_engine; then compose down; else kafka_stop; pg_down; fi
+  if docker_engine; then compose down; else kafka_stop; pg_down; ha_down; fi
   say "down (data kept)"
 }
 
@@ -611,7 +658,28 @@ status() {
   else
     echo "broker: stopped"
   fi
-  pg_running && echo "database: running ($stack)" || echo "database: stopped"
+  if ha_running; then
+    echo "database: HA ($stack/ha)"
+    ha_status | sed 's/^/  /'
+  elif pg_running; then
+    echo "database: running ($stack)"
+  else
+    echo "database: stopped"
+  fi
+}
+
+# db-kill and db-start act on the single-node database: on the HA one they would do nothing.
+single_database() {
+  ha_running && die "$1 is for the single-node database, and the HA database runs in $stack: use ha-kill-primary or ha-switchover"
+  return 0
+}
+
+# The HA operations act on the HA database on the PostgreSQL port, this checkout's or
+# another's (as status does).
+ha_command() {
+  docker_engine && die "the HA database runs on the native stack only: set AMENDS_STACK=native"
+  adopt_running_stack "$pg_port"
+  "$@"
 }
 
 cmd=${1:-up}; shift || true
@@ -620,8 +688,11 @@ case "$cmd" in
   down) down ;;
   fetch) docker_engine || fetch_kafka ;;
   status) status ;;
-  db-kill) pg_running && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m immediate -w stop >/dev/null; say "database stopped (immediate)" ;;
-  db-start) pg_up; say "database up" ;;
+  db-kill) single_database db-kill; pg_running && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m immediate -w stop >/dev/null; say "database stopped (immediate)" ;;
+  db-start) single_database db-start; pg_up; say "database up" ;;
+  ha-status) ha_command ha_status ;;
+  ha-kill-primary) ha_command ha_kill_primary ;;
+  ha-switchover) ha_command ha_switchover ;;
   tool) java_ok; fetch_kafka; set_java_cmd; exec "${java_cmd[@]}" "$@" ;;
-  *) die "unknown command $cmd (up, down, fetch, status, tool, db-kill, db-start)" ;;
+  *) die "unknown command $cmd (up, down, fetch, status, tool, db-kill, db-start, ha-status, ha-kill-primary, ha-switchover)" ;;
 esac

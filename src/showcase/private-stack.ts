@@ -34,6 +34,7 @@ export interface PrivateStackOptions {
 
 export interface StackRun {
   code: number | null;
+  stdout: string;
   stderr: string;
 }
 
@@ -54,23 +55,7 @@ export class PrivateStack {
 
   /** Starts the cluster and the database; a port in use or a failed start is one line. */
   static async start(o: PrivateStackOptions): Promise<PrivateStack> {
-    const ports = [...nodePorts(o.basePort).flatMap((p) => [p, p + 1, p + 2]), o.pgPort];
-    const ephemeral = ephemeralPorts();
-    const taken = ports.find((p) => p >= ephemeral[0] && p <= ephemeral[1]);
-    if (taken !== undefined) {
-      // Seen in a chaos run: a client's outgoing connection took a killed broker's port as its
-      // own local port, and the broker could not listen on it again.
-      throw operationalError(
-        `port ${taken} lies in this machine's ephemeral range ${ephemeral[0]}-${ephemeral[1]} (outgoing connections may take it while a broker is down): pick ports below ${ephemeral[0]}`,
-      );
-    }
-    for (const port of ports) {
-      if (!(await portFree(port))) {
-        throw operationalError(
-          `port ${port} is in use: the private stack needs ${ports.join(', ')} free (one left by an earlier run? stop it with AMENDS_STACK_DIR=${o.stackDir} scripts/stack.sh down, or pick other ports)`,
-        );
-      }
-    }
+    await requireUsablePorts([...nodePorts(o.basePort).flatMap((p) => [p, p + 1, p + 2]), o.pgPort], o.stackDir);
     const stack = new PrivateStack(o);
     const up = await stack.stack(['up', '--brokers', String(brokerCount)], clusterStartBudgetMs);
     if (up.code !== 0) {
@@ -84,28 +69,7 @@ export class PrivateStack {
 
   /** Runs `scripts/stack.sh ARGS` against this stack's directory and ports. */
   stack(args: string[], budgetMs = stackCommandBudgetMs): Promise<StackRun> {
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/root',
-      AMENDS_STACK: 'native',
-      AMENDS_STACK_DIR: this.o.stackDir,
-      AMENDS_STACK_KAFKA_PORT: String(this.o.basePort),
-      AMENDS_STACK_PG_PORT: String(this.o.pgPort),
-      // Brokers that live a minute or two (and restart under the nemesis) spend most of their
-      // CPU compiling: C1 alone started three in 41 core-seconds instead of 57 on 2 cores.
-      AMENDS_STACK_JVM_OPTS: privateStackJvmOpts,
-    };
-    return new Promise((resolve) => {
-      execFile(
-        'bash',
-        [join(packageRoot, 'scripts/stack.sh'), ...args],
-        { env, timeout: budgetMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024 },
-        (error, _stdout, stderr) => {
-          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-          resolve({ code, stderr: String(stderr) });
-        },
-      );
-    });
+    return runStackScript(this.o, args, budgetMs);
   }
 
   /** The pid of node N's broker JVM (1-based, as KRaft numbers them). */
@@ -139,6 +103,59 @@ export class PrivateStack {
   }
 }
 
+/**
+ * Refuses, in one line, ports that a private stack cannot count on: one inside the kernel's
+ * ephemeral range, or one in use.
+ */
+export async function requireUsablePorts(ports: number[], stackDir: string): Promise<void> {
+  const ephemeral = ephemeralPorts();
+  const taken = ports.find((p) => p >= ephemeral[0] && p <= ephemeral[1]);
+  if (taken !== undefined) {
+    // Seen in a chaos run: a client's outgoing connection took a killed broker's port as its
+    // own local port, and the broker could not listen on it again.
+    throw operationalError(
+      `port ${taken} lies in this machine's ephemeral range ${ephemeral[0]}-${ephemeral[1]} (outgoing connections may take it while a broker is down): pick ports below ${ephemeral[0]}`,
+    );
+  }
+  for (const port of ports) {
+    if (!(await portFree(port))) {
+      throw operationalError(
+        `port ${port} is in use: the private stack needs ${ports.join(', ')} free (one left by an earlier run? stop it with AMENDS_STACK_DIR=${stackDir} scripts/stack.sh down, or pick other ports)`,
+      );
+    }
+  }
+}
+
+/** Runs `scripts/stack.sh ARGS` (stdout and stderr kept) against a private stack's directory and ports. */
+export function runStackScript(
+  o: PrivateStackOptions,
+  args: string[],
+  budgetMs = stackCommandBudgetMs,
+): Promise<StackRun> {
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/root',
+    AMENDS_STACK: 'native',
+    AMENDS_STACK_DIR: o.stackDir,
+    AMENDS_STACK_KAFKA_PORT: String(o.basePort),
+    AMENDS_STACK_PG_PORT: String(o.pgPort),
+    // Brokers that live a minute or two (and restart under the nemesis) spend most of their
+    // CPU compiling: C1 alone started three in 41 core-seconds instead of 57 on 2 cores.
+    AMENDS_STACK_JVM_OPTS: privateStackJvmOpts,
+  };
+  return new Promise((resolve) => {
+    execFile(
+      'bash',
+      [join(packageRoot, 'scripts/stack.sh'), ...args],
+      { env, timeout: budgetMs, killSignal: 'SIGKILL', maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
 /** The local ports the kernel hands to outgoing connections (Linux; the usual default elsewhere). */
 function ephemeralPorts(): [number, number] {
   try {
@@ -154,7 +171,7 @@ function nodePorts(basePort: number): number[] {
   return Array.from({ length: brokerCount }, (_, i) => basePort + i * nodePortStep);
 }
 
-function lastLine(text: string): string {
+export function lastLine(text: string): string {
   return text.trim().split('\n').pop() ?? '';
 }
 

@@ -22,6 +22,8 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/worker-e2e.test.ts': 51,
   'test/integration/database-outage.test.ts': 48,
   'test/integration/transport-faults.test.ts': 40,
+  // Measured beside other work (load average 4-13), not alone: issue 33's HA database stack.
+  'test/integration/ha-stack.test.ts': 46,
   'test/simulation/simulation.test.ts': 60,
   'test/e2e/showcase-tui.test.ts': 40,
   'test/e2e/showcase.test.ts': 38,
