@@ -70,6 +70,9 @@ describe('promtool check metrics', () => {
     const env = { AMENDS_DATABASE_URL: '', AMENDS_BROKERS: '' };
     for (const role of roles) started.push(new AmendsProcess(role, ['--settings', settings], env));
     await probe.waitDecided(source.namespace, records);
+    // The output topic's ends once the relay has published everything: read earlier, they can
+    // miss a partition still to come, and the view then never "reaches" them.
+    await probe.waitPublished(source.namespace, (await probe.outbox(source.namespace)).total);
     await probe.waitViewCaughtUp(source);
 
     for (const [i, role] of roles.entries()) {

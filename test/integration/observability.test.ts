@@ -147,6 +147,9 @@ describe('metrics, health and readiness', () => {
     );
     const [w, r, v] = await Promise.all([worker, relay, view].map((p) => endpoint(p as AmendsProcess)));
     await probe.waitDecided(source.namespace, records);
+    // The output topic's ends once the relay has published everything: read earlier, they can
+    // miss a partition still to come, and the view then never "reaches" them.
+    await probe.waitPublished(source.namespace, (await probe.outbox(source.namespace)).total);
     await probe.waitViewCaughtUp(source);
     for (const base of [w, r, v]) {
       const ready = await until(

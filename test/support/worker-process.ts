@@ -103,7 +103,7 @@ export class WorkerProcess extends WatchedChild {
     return this.stderrText;
   }
 
-  /** Whether it exited without the test sending it a signal (stop, kill). */
+  /** Whether it exited without the test sending it a signal (stop, kill) or waiting for its exit. */
   get exitedUnasked(): boolean {
     return this.exit !== undefined && !this.expectedExit;
   }
@@ -135,7 +135,10 @@ export class WorkerProcess extends WatchedChild {
    * `budgetMs`. Returns the exit and how long the wait took.
    */
   async waitForExit(budgetMs = stopBudgetMs, since = 'of the wait'): Promise<WorkerExit & { ms: number }> {
-    return this.withinBudget(await this.exitWithin(budgetMs), budgetMs, since);
+    const ended = this.withinBudget(await this.exitWithin(budgetMs), budgetMs, since);
+    // Awaited, so expected: a later StoreProbe.waitFor must not take it for a worker that died.
+    this.expectedExit = true;
+    return ended;
   }
 
   private withinBudget(ended: TimedExit, budgetMs: number, since: string): WorkerExit & { ms: number } {
