@@ -1,7 +1,8 @@
 /**
  * Which failures of PostgreSQL (pg, libpq's SQLSTATEs) and of Node's sockets under it are an
  * outage worth riding out (docs/design.md#unknown-outcomes): the server cannot be reached, dropped the
- * connection, is starting up or shutting down, or has no connection slot left. The store's
+ * connection, is starting up or shutting down, has no connection slot left, or is not the
+ * primary yet (a failover). The store's
  * adapters wrap the client's errors with `storeError`, which sets `outage` from these tests.
  */
 import { type AmendsError, operationalError } from '../../kernel/amends-error.js';
@@ -11,8 +12,13 @@ import { isOutageError } from '../../kernel/outage-errors.js';
 const unreachableCodes = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|EAI_AGAIN)$/;
 const unreachableMessages = /timeout expired|Connection terminated|connect ECONN/i;
 
-/** libpq / PostgreSQL: connection exceptions, shutdown and start-up, too many connections. */
-const outageSqlStates = /^(08...|57P01|57P02|57P03|53300)$/;
+/**
+ * libpq / PostgreSQL: connection exceptions, shutdown and start-up, too many connections; and
+ * a read-only transaction (25006) where amends writes, which is a failover under way: a proxy
+ * routed the session to a node that is not (or not yet) the primary (issue 33, the HA stack:
+ * Patroni's /primary answers 200 a moment before the promoted node takes writes).
+ */
+const outageSqlStates = /^(08...|57P01|57P02|57P03|53300|25006)$/;
 /** Beyond what describeDatabaseError calls unreachable: a write into a connection that closed. */
 const outageNodeCodes = /^EPIPE$/;
 const outageMessages = new RegExp(

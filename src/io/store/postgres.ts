@@ -36,7 +36,20 @@ export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
   if (!/^postgres(ql)?:\/\//.test(url)) {
     throw operationalError(`AMENDS_DATABASE_URL is not a postgres:// URL: ${missingUrlAdvice}`);
   }
+  const hosts = severalHosts(url);
+  if (hosts !== undefined) {
+    throw operationalError(
+      `AMENDS_DATABASE_URL names several hosts (${hosts}), a libpq multi-host URL, which node-postgres does not support: give the one address that always reaches the primary (HAProxy or PgBouncer in front of Patroni, or your provider's primary endpoint; docs/operations.md "Running on Patroni and HAProxy")`,
+    );
+  }
   return url;
+}
+
+/** The host list of a libpq multi-host URL (`postgres://u@h1:5432,h2:5432/db`), else undefined. */
+function severalHosts(url: string): string | undefined {
+  const authority = url.replace(/^postgres(ql)?:\/\//, '').split(/[/?#]/, 1)[0] ?? '';
+  const hostPart = authority.slice(authority.lastIndexOf('@') + 1);
+  return hostPart.includes(',') ? hostPart : undefined;
 }
 
 /** host:port/database of a URL, never its credentials: what diagnostics may show. */
