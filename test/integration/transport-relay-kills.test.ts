@@ -41,8 +41,10 @@ describe('relay killed at random points', () => {
     console.log(`relay kills: seed ${seed} (replay with AMENDS_TEST_RELAY_KILL_SEED=${seed})`);
     const prng = new Prng(seed);
     const source = await createBoundSource(topics, twoKeysConfig);
-    // Batch size 1 keeps outbox rows arriving one decision at a time while the relays die.
-    startAmends('worker', source.manifestPath);
+    // Batch size 1 keeps outbox rows arriving one decision at a time while the relays die (the
+    // default takes up to 2000 a poll since issue 34: a chunk then lands in one commit, the relay
+    // publishes it at once, and a kill rarely finds a row pending).
+    startAmends('worker', source.manifestPath, ['--batch-size', '1']);
     const view = startAmends('view', source.manifestPath);
 
     // Each round loads a chunk while a relay starts, and kills the relay at a random moment,
