@@ -28,6 +28,8 @@ export interface BenchOptions {
   batchSizes: number[];
   batch1WindowS: number;
   latencyRps: number;
+  /** The second, higher offered load of the latency phase (issue 34); 0: not measured. */
+  latencyHighRps: number;
   latencyS: number;
   warmupS: number;
   steadyS: number;
@@ -47,6 +49,7 @@ const flagDefaults = {
   'batch-sizes': '100,500,2000,5000',
   'batch1-window-s': '30',
   'latency-rps': '1000',
+  'latency-high-rps': '10000',
   'latency-s': '20',
   'warmup-s': '3',
   'steady-s': '4',
@@ -78,6 +81,7 @@ Flags
   --batch-sizes LIST        worker batch sizes beside 1 (default ${flagDefaults['batch-sizes']})
   --batch1-window-s S       seconds of batch-1 commits measured (default ${flagDefaults['batch1-window-s']})
   --latency-rps N           offered load of the latency phase (default ${flagDefaults['latency-rps']})
+  --latency-high-rps N      its second, higher load (default ${flagDefaults['latency-high-rps']}; 0: none)
   --latency-s S             its measured seconds (default ${flagDefaults['latency-s']}), after --warmup-s (default ${flagDefaults['warmup-s']})
   --steady-s S              steady load before each SIGKILL (default ${flagDefaults['steady-s']})
   --fsync-s S               pg_test_fsync seconds per test (default ${flagDefaults['fsync-s']})
@@ -99,6 +103,7 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
       'batch-sizes': { type: 'string', default: flagDefaults['batch-sizes'] },
       'batch1-window-s': { type: 'string', default: flagDefaults['batch1-window-s'] },
       'latency-rps': { type: 'string', default: flagDefaults['latency-rps'] },
+      'latency-high-rps': { type: 'string', default: flagDefaults['latency-high-rps'] },
       'latency-s': { type: 'string', default: flagDefaults['latency-s'] },
       'warmup-s': { type: 'string', default: flagDefaults['warmup-s'] },
       'steady-s': { type: 'string', default: flagDefaults['steady-s'] },
@@ -128,6 +133,7 @@ export function parseBenchOptions(argv: readonly string[], defaultOutDir: string
     batchSizes: batchSizes.filter((b) => b !== 1),
     batch1WindowS: positive('batch1-window-s', values['batch1-window-s']),
     latencyRps: positive('latency-rps', values['latency-rps']),
+    latencyHighRps: values['latency-high-rps'] === '0' ? 0 : positive('latency-high-rps', values['latency-high-rps']),
     latencyS: positive('latency-s', values['latency-s']),
     warmupS: positive('warmup-s', values['warmup-s']),
     steadyS: positive('steady-s', values['steady-s']),

@@ -29,7 +29,7 @@ import { measureRecovery } from './kill-recovery.js';
 import { type KstreamsResult, measureKstreams } from './kstreams-throughput.js';
 import { startLiveChain } from './live-chain.js';
 import { measureObservation } from './observation-probe.js';
-import { measureLatency } from './publish-view-latency.js';
+import { type LatencyResult, measureLatency } from './publish-view-latency.js';
 import { describeMachine, describeVersions } from './run-environment.js';
 import { measureVerify } from './verify-measure.js';
 import { measureWorkers, type ThroughputResult } from './worker-throughput.js';
@@ -77,6 +77,7 @@ export async function fullRun(ctx: BenchContext, options: BenchOptions, startedA
     },
     throughput: throughputFigures(throughput, baselines, kstreams),
     latency_ms: { ...latencySummary, hops: live.hops, load_average_1m: live.loadDuringLatency },
+    latency_high_ms: live.high === null ? null : highSummary(live.high, live.loadDuringHigh),
     recovery_s: live.recovery,
     verify,
     rss_mb_peak: Math.max(...rss),
@@ -106,6 +107,12 @@ async function publishBacklog(ctx: BenchContext, source: Manifest, records: numb
   await producer.close();
   ctx.progress(`  ${producer.deliveredCount.toLocaleString('en')} acknowledged in ${publishS.toFixed(1)} s`);
   return { ends, publishS };
+}
+
+/** The higher load's figures without its distribution (the chart draws the first load's). */
+function highSummary(result: LatencyResult, loadAverage: number) {
+  const { distribution: _, ...summary } = result;
+  return { ...summary, load_average_1m: loadAverage };
 }
 
 /** Two workers at batch 1 for a bounded window (with what bounds it), then at each batch size. */
@@ -173,11 +180,16 @@ async function measureLiveChain(ctx: BenchContext, batchSize: number, options: B
     join(ctx.logsDir, `${chain.namespace}-view.log`),
   );
   const loadDuringLatency = os.loadavg()[0] ?? Number.NaN;
+  const high =
+    options.latencyHighRps > 0
+      ? await measureLatency(ctx, chain, options.latencyHighRps, options.latencyS, options.warmupS)
+      : null;
+  const loadDuringHigh = os.loadavg()[0] ?? Number.NaN;
   ctx.progress('recovery: SIGKILL under load …');
   const recovery = await measureRecovery(ctx, chain, options.latencyRps, options.steadyS);
   await ctx.stopAll();
   await chain.producer.close();
-  return { latency, hops, loadDuringLatency, recovery };
+  return { latency, hops, loadDuringLatency, high, loadDuringHigh, recovery };
 }
 
 /** The default batch size's run as a multiple of `otherRps` (null when the sweep left it out). */
