@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pipeInto, repoRoot, requireBuild } from '../support/amendsctl-process.js';
+import { pipeInto, repoRoot, requireBuild, runTimeoutMs } from '../support/amendsctl-process.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'amends-test-closed-pipe-'));
 const manifest = {
@@ -74,7 +74,7 @@ function intoFullDevice(args: string[]) {
     env: { PATH: process.env.PATH ?? '' },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 45_000,
+    timeout: runTimeoutMs,
   });
   return { code: result.status, stderr: result.stderr };
 }

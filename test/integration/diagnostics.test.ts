@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configDigest, type Manifest } from '../../src/domain/config.js';
+// A refused cluster is said before one admin request's timeout.
+import { adminRequestTimeoutMs } from '../../src/io/kafka/kafka-admin.js';
 import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
 import { fixturePath } from '../support/fixture-stories.js';
@@ -24,8 +26,6 @@ const unreachable = '127.0.0.1:1';
 const refused = `connection refused at ${unreachable}`;
 const advice =
   'check the bootstrap address (--brokers, AMENDS_BROKERS or bootstrap.servers of --kafka-config), that this host can reach it, and the security settings of --kafka-config';
-/** librdkafka's admin request timeout (kafka-admin.ts): a refused cluster is said before it. */
-const adminRequestTimeoutMs = 10_000;
 let manifestPath: string;
 let manifestText: string;
 

@@ -7,8 +7,8 @@
  * Each test makes its own amends-test-* topics (deleted in afterAll); namespaces stay as rows.
  */
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isOneLineDiagnostic, requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
+import { describe, expect, it } from 'vitest';
+import { isOneLineDiagnostic, runAmendsctl } from '../support/amendsctl-process.js';
 import { allStories, storyRecords, storyRows, storyVersions, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import {
@@ -16,27 +16,16 @@ import {
   createBoundSource,
   loadText,
   startAmends,
-  stopAllAmends,
-  TransportProbe,
   transportEnv,
+  transportSuite,
 } from '../support/transport-process.js';
 import { createSource } from '../support/worker-process.js';
 
-const topics = new Set<string>();
-const probe = new TransportProbe();
+const { topics, probe } = transportSuite();
 
 function wait(manifestPath: string, ...more: string[]) {
   return runAmendsctl(['wait', '--manifest', manifestPath, '--drained', ...more], { ...transportEnv }, 150_000);
 }
-
-beforeAll(() => requireBuild());
-afterEach(async () => {
-  await stopAllAmends();
-});
-afterAll(async () => {
-  await probe.close();
-  await deleteTestTopics(topics);
-});
 
 describe('amendsctl wait --drained', () => {
   it('names the stage behind at its timeout, and returns once the view holds every version', async () => {

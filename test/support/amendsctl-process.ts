@@ -10,7 +10,8 @@ import { packageBin, packageRoot, runToEnd } from '../../src/io/process/child-pr
 export const repoRoot = packageRoot;
 const binary = packageBin('amendsctl');
 const builtEntry = join(repoRoot, 'dist/cli/amendsctl.js');
-const runTimeoutMs = 45_000;
+/** The guard against a hung amendsctl child (SIGKILL past it), not a bound any test asserts. */
+export const runTimeoutMs = 45_000;
 
 export interface ProcessResult {
   code: number | null;
