@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Manifest } from '../domain/config.js';
 import { LiveChildren, packageBin, packageRoot } from '../io/process/child-process.js';
+import { withSchemaPath } from '../io/store/database-schema.js';
 import { applyMigrations } from '../io/store/migrations.js';
 import { withPooledClient } from '../io/store/pooled-client.js';
 import { BenchProcess } from './bench-process.js';
@@ -36,7 +37,11 @@ export class BenchContext {
   ) {
     this.logsDir = join(runDir, 'logs');
     mkdirSync(this.logsDir, { recursive: true });
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: `amends bench ${runId}` });
+    this.pool = new pg.Pool({
+      connectionString: withSchemaPath(databaseUrl),
+      max: 3,
+      application_name: `amends bench ${runId}`,
+    });
     this.env = {
       ...process.env,
       AMENDS_BROKERS: brokers,

@@ -37,6 +37,7 @@ export const settingKeys = {
   'metrics-addr': 'environment',
   'log-level': 'environment',
   'database-url': 'environment',
+  'database-schema': 'environment',
 } as const;
 
 type SettingKey = keyof typeof settingKeys;

@@ -1,7 +1,7 @@
 /**
  * `amendsctl migrate` as the explicit upgrade step, and `--no-migrate` (issue 35, item 1): the
- * command applies what is pending and says what, once; a worker, relay or view started with
- * `--no-migrate` on an older schema refuses in one line naming the command and changes
+ * command applies what is pending and says what, once; a worker, relay, view or source-load
+ * started with `--no-migrate` on an older schema refuses in one line naming the command and changes
  * nothing. Each case in a fresh schema of its own (search_path through the URL), dropped
  * afterwards.
  */
@@ -12,12 +12,14 @@ import { applyMigrations, migrations } from '../../src/io/store/migrations.js';
 import { isOneLineDiagnostic, repoRoot, requireBuild, runAmendsctl, runChild } from '../support/amendsctl-process.js';
 import { manifestFor } from '../support/bound-namespace-rows.js';
 import { testBrokers, testDatabaseUrl, testName } from '../support/endpoints.js';
+import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
-import { scratchFile } from '../support/worker-process.js';
+import { createSource, scratchFile } from '../support/worker-process.js';
 
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
 const schemas = new TestSchemas(admin, 'amends_test_migrate');
 const latest = migrations.length;
+const topics = new Set<string>();
 
 async function appliedIn(schema: string): Promise<number[]> {
   const found = await admin.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
@@ -48,6 +50,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await deleteTestTopics(topics);
   await schemas.dropAll();
   await admin.end();
 });
@@ -60,7 +63,7 @@ describe('amendsctl migrate', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(
       new RegExp(
-        `^amendsctl migrate: applied 1 \\(namespaces\\), 2 \\(worker_store\\), .*, ${latest} \\(\\w+\\) to .+; schema version ${latest}\n$`,
+        `^amendsctl migrate: applied 1 \\(namespaces\\), 2 \\(worker_store\\), .*, ${latest} \\(\\w+\\) to .+ \\(schema ${schema}\\); schema version ${latest}\n$`,
       ),
     );
     expect(await appliedIn(schema)).toEqual(migrations.map((m) => m.version));
@@ -100,5 +103,20 @@ describe('--no-migrate', () => {
     expect(await appliedIn(schema)).toEqual(migrations.slice(0, -1).map((m) => m.version));
     const registered = await admin.query(`SELECT 1 FROM ${schema}.namespaces WHERE namespace = $1`, [namespace]);
     expect(registered.rowCount).toBe(0);
+  });
+
+  it('source-load refuses it too, before it publishes anything', async () => {
+    const { schema, url } = await previousSchema();
+    const source = await createSource(topics);
+    const env = { PATH: process.env.PATH ?? '', AMENDS_DATABASE_URL: url, AMENDS_BROKERS: testBrokers };
+    const args = ['source-load', '--manifest', source.manifestPath, '--file', 'fixtures/before.jsonl', '--no-migrate'];
+    const result = await runAmendsctl(args, env);
+    expect(result.code, result.stderr).toBe(1);
+    expect(isOneLineDiagnostic(result.stderr)).toBe(true);
+    expect(result.stderr).toContain(
+      `lacks schema migration ${latest} (${migrations[latest - 1]?.name}) of this amends`,
+    );
+    expect(result.stdout).toBe('');
+    expect(await appliedIn(schema)).toEqual(migrations.slice(0, -1).map((m) => m.version));
   });
 });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Manifest } from '../../src/domain/config.js';
-import { migrations } from '../../src/io/store/migrations.js';
+import { applyMigrations, migrations } from '../../src/io/store/migrations.js';
 import { Database } from '../../src/io/store/postgres.js';
 import {
   isOneLineDiagnostic,
@@ -157,7 +157,7 @@ describe('read-only commands (inspect, export, tui)', () => {
       AMENDS_BROKERS: testBrokers,
     });
     expect(shared.code, shared.stderr).toBe(1);
-    const rows = await admin.query('SELECT 1 FROM public.namespaces WHERE namespace = $1', [namespace]);
+    const rows = await admin.query('SELECT 1 FROM namespaces WHERE namespace = $1', [namespace]);
     expect(rows.rowCount).toBe(0);
   });
 
@@ -179,13 +179,7 @@ describe('read-only commands (inspect, export, tui)', () => {
     const old = new pg.Client({ connectionString: url });
     await old.connect();
     try {
-      await old.query(
-        'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-      );
-      for (const m of migrations.slice(0, -1)) {
-        await old.query(m.sql);
-        await old.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-      }
+      await applyMigrations(old, { through: migrations.length - 1 });
     } finally {
       await old.end();
     }

@@ -1,10 +1,10 @@
 /**
  * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids;
- * 0007, the outbox in the output versions; 0008, configuration revisions; 0009, claims): a
- * database written as an older build wrote it (its migrations, its batch statement:
- * store-v4-writer.ts … store-v8-writer.ts)
- * over a real source topic is opened by this build,
- * which converts it in place. Then: every row the old build wrote is unchanged (the namespace
+ * 0007, the outbox in the output versions; 0008, configuration revisions; 0009, claims; 0010,
+ * amends' own schema): a database written as an older build wrote it (its migrations, its batch
+ * statement: store-v4-writer.ts … store-v9-writer.ts; its tables in `public`, where every build
+ * before 0010 kept them) over a real source topic is opened by this build,
+ * which converts it in place and moves it into the schema `amends`. Then: every row the old build wrote is unchanged (the namespace
  * now its id), `verify` PASSes, `export` equals `simulate` byte for byte (and, from schema 5,
  * what that build's export printed), and a worker of this build goes on deciding on the
  * converted rows (a correction of the first day re-versions every later day) and `verify`
@@ -24,7 +24,7 @@ import { applyMigrations, migrations } from '../../src/io/store/migrations.js';
 import { registerNamespace } from '../../src/io/store/namespace-registry.js';
 import { Database } from '../../src/io/store/postgres.js';
 import { requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
-import { testDatabaseUrl } from '../support/endpoints.js';
+import { testDatabaseUrl, testName } from '../support/endpoints.js';
 import { allStories, twoKeysConfig } from '../support/fixture-stories.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
 import { ledgerRows, type PerRecordTable } from '../support/ledger-rows.js';
@@ -34,7 +34,7 @@ import { writeAsSchemaV5 } from '../support/store-v5-writer.js';
 import { writeAsSchemaV6 } from '../support/store-v6-writer.js';
 import { writeAsSchemaV7 } from '../support/store-v7-writer.js';
 import { writeAsSchemaV8 } from '../support/store-v8-writer.js';
-import { TestSchemas, urlForSchema } from '../support/test-schemas.js';
+import { writeAsSchemaV9 } from '../support/store-v9-writer.js';
 import { expectCleanStop, startAmends, stopAllAmends, TransportProbe } from '../support/transport-process.js';
 import {
   createSource,
@@ -50,8 +50,25 @@ import {
 
 const topics = new Set<string>();
 const admin = new pg.Client({ connectionString: testDatabaseUrl });
-const schemas = new TestSchemas(admin, 'amends_test_upgrade');
+const databases: string[] = [];
 const probes: StoreProbe[] = [];
+
+/**
+ * A new database, as an older build found one: its URL for that build (tables in `public`)
+ * and for this build (no search_path of its own: the default schema, `amends`). Needs
+ * CREATEDB (the local stack's role has it: scripts/stack.sh).
+ */
+async function oldDatabase(): Promise<{ oldUrl: string; url: string }> {
+  const name = testName('amends_test_upgrade').replaceAll('-', '_');
+  await admin.query(`CREATE DATABASE ${name}`);
+  databases.push(name);
+  const u = new URL(testDatabaseUrl);
+  u.pathname = `/${name}`;
+  u.searchParams.delete('options');
+  const url = u.toString();
+  u.searchParams.set('options', '-c search_path=public');
+  return { oldUrl: u.toString(), url };
+}
 
 /** An older build: the schema it stopped at, how it wrote a partition's batches, what it wrote. */
 interface OldBuild {
@@ -164,7 +181,7 @@ function moreRecords(): string {
  * rows, verify and export, then let a worker of this build go on and check again.
  */
 async function upgradeAndGoOn(old: OldBuild): Promise<void> {
-  const url = urlForSchema(await schemas.fresh());
+  const { oldUrl, url } = await oldDatabase();
   const env = { ...workerEnv, AMENDS_DATABASE_URL: url };
   const probe = new StoreProbe(url);
   probes.push(probe);
@@ -174,7 +191,7 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
   const ends = await loadFile(source, first);
 
   // The old database: its migrations, the namespace, every record decided by its statement.
-  const client = new pg.Client({ connectionString: url });
+  const client = new pg.Client({ connectionString: oldUrl });
   await client.connect();
   const exportedBefore: Partial<Record<ExportWhat, string>> = {};
   try {
@@ -206,6 +223,9 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
         source.namespace,
       ]);
       expect(revised.rows).toEqual([{ config_revision: 1 }]);
+      // 0010: everything moved out of public into amends' own schema, nothing left behind.
+      expect(await relationsIn(db, 'public')).toEqual([]);
+      expect(await relationsIn(db, 'amends')).toContain('schema_migrations');
     } finally {
       await db.close();
     }
@@ -245,10 +265,20 @@ afterAll(async () => {
   await stopAllWorkers();
   await stopAllAmends();
   for (const probe of probes) await probe.close();
-  await schemas.dropAll();
+  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await admin.end();
   await deleteTestTopics(topics);
 });
+
+/** The tables and views of `schema` in the database `db` is connected to. */
+async function relationsIn(db: Database, schema: string): Promise<string[]> {
+  const rows = await db.pool.query(
+    `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') ORDER BY 1`,
+    [schema],
+  );
+  return rows.rows.map((r) => r.relname);
+}
 
 describe('upgrading a database written by an older build', () => {
   it('schema 4: converted in place (0005, 0006): rows unchanged, verify PASS, export = simulate, workers go on', async () => {
@@ -292,6 +322,15 @@ describe('upgrading a database written by an older build', () => {
     await upgradeAndGoOn({
       schema: 8,
       write: writeAsSchemaV8,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+    });
+  });
+
+  // 0010 moves every table, view and function out of public: rows, ids and claims go with them.
+  it('schema 9: moved into its own schema (0010): rows unchanged, verify PASS, workers go on', async () => {
+    await upgradeAndGoOn({
+      schema: 9,
+      write: writeAsSchemaV9,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
     });
   });

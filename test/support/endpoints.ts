@@ -1,7 +1,11 @@
+import { withSchemaPath } from '../../src/io/store/database-schema.js';
+
 /** Where the test suites find the real broker and database (cli.md: AMENDS_TEST_*). */
 export const testBrokers = process.env.AMENDS_TEST_BROKERS ?? '127.0.0.1:19092';
-export const testDatabaseUrl =
-  process.env.AMENDS_TEST_DATABASE_URL ?? 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable';
+/** Its sessions work in amends' own schema, as every amends session does (database-schema.ts). */
+export const testDatabaseUrl = withSchemaPath(
+  process.env.AMENDS_TEST_DATABASE_URL ?? 'postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable',
+);
 
 /** A fresh name for a topic or namespace that only this test owns (quality.md). */
 export function testName(prefix = 'amends-test'): string {

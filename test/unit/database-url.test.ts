@@ -16,7 +16,7 @@ describe('AMENDS_DATABASE_URL', () => {
     for (const url of [
       'postgres://amends:pa,ss@db.example:5432/amends?sslmode=verify-full',
       'postgresql://db/amends',
-      'postgres://u@10.0.0.5:6432/amends?options=-c%20search_path%3Da,b',
+      'postgres://u@10.0.0.5:6432/amends?options=-c%20search_path%3Dledger',
     ]) {
       expect(databaseUrlFrom({ AMENDS_DATABASE_URL: url })).toBe(url);
     }

@@ -6,6 +6,7 @@
  * are safe, and one that fails changes nothing.
  */
 
+import { databaseSchema } from '../../io/store/database-schema.js';
 import { knownSchemaVersion, migrations } from '../../io/store/migrations.js';
 import { Database, databaseTarget, databaseUrlFrom } from '../../io/store/postgres.js';
 import { defineCommand } from '../command.js';
@@ -20,11 +21,12 @@ export const migrateCommand = defineCommand({
   (all or none), under the same lock as every process's own migration. Run it before an
   upgraded worker, relay or view starts, as the role that owns amends' tables; then the
   processes may run with --no-migrate as a role that only reads and writes rows
-  (docs/operations.md "Roles and upgrades"). Refuses a schema newer than this build, or one
-  another build wrote. Prints what it applied. Needs AMENDS_DATABASE_URL.
+  (docs/operations.md "Database roles and schema"). Refuses a schema newer than this build, or one
+  another build wrote. Prints what it applied. Needs AMENDS_DATABASE_URL; the tables live in
+  the schema AMENDS_DATABASE_SCHEMA names (default amends), which it creates when missing.
 
   Flags
-    --json    print {"database", "applied": [{version, name}], "version"} instead of a line
+    --json    print {"database", "schema", "applied": [{version, name}], "version"} instead of a line
 
   Example
     $ amendsctl migrate`,
@@ -35,16 +37,22 @@ export const migrateCommand = defineCommand({
     refuseArguments(cli.input);
     const databaseUrl = databaseUrlFrom(io.env);
     const database = databaseTarget(databaseUrl);
+    // Where the tables are (database-schema.ts).
+    const schema = databaseSchema(databaseUrl);
     const applied = await Database.migrate(databaseUrl, `amendsctl migrate pid ${process.pid}`);
     const version = knownSchemaVersion();
     const named = applied.map((v) => ({ version: v, name: migrations[v - 1]?.name ?? '' }));
     if (cli.flags.json) {
-      io.stdout.write(`${JSON.stringify({ database, applied: named, version })}\n`);
+      io.stdout.write(`${JSON.stringify({ database, schema, applied: named, version })}\n`);
     } else if (named.length === 0) {
-      io.stdout.write(`amendsctl migrate: ${database} is current (schema version ${version}); nothing applied\n`);
+      io.stdout.write(
+        `amendsctl migrate: ${database} (schema ${schema}) is current (schema version ${version}); nothing applied\n`,
+      );
     } else {
       const list = named.map((m) => `${m.version} (${m.name})`).join(', ');
-      io.stdout.write(`amendsctl migrate: applied ${list} to ${database}; schema version ${version}\n`);
+      io.stdout.write(
+        `amendsctl migrate: applied ${list} to ${database} (schema ${schema}); schema version ${version}\n`,
+      );
     }
     return 0;
   },

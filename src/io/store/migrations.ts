@@ -6,14 +6,19 @@
  * is a TypeScript module under ./migrations exporting {version, name, sql}; add a new one
  * with the next version and append it to `migrations` below. Released migrations never change.
  *
+ * Where: amends' own schema, the one the session's search_path names (database-schema.ts).
+ * A database that an older build migrated has its ledger in `public`: the pending migrations
+ * run there, and migration 10 moves everything into the session's schema.
+ *
  * Concurrency: two processes starting at once must both succeed. Everything runs in one
  * transaction that first takes a transaction-level advisory lock (released by COMMIT or
  * ROLLBACK, even if the process dies), then re-reads the applied versions under the lock,
  * so exactly one process applies each version and the other sees it applied.
  *
- * Read-only commands (inspect, export, tui) and processes started with `--no-migrate` never
- * migrate: `requireCurrentSchema` only says what is missing and which command creates it.
- * `amendsctl migrate` is the explicit step (issue 35): run by the role that owns the tables.
+ * Read-only commands (inspect, export, verify, wait, tui) and processes started with
+ * `--no-migrate` never migrate: `requireCurrentSchema` only says what is missing and which
+ * command creates it. `amendsctl migrate` is the explicit step (issue 35): run by the role
+ * that owns the tables.
  */
 import type pg from 'pg';
 import { operationalError } from '../../kernel/amends-error.js';
@@ -27,6 +32,7 @@ import { namespaceIdsMigration } from './migrations/0006-namespace-ids.js';
 import { outboxInOutputVersionsMigration } from './migrations/0007-outbox-in-output-versions.js';
 import { configRevisionsMigration } from './migrations/0008-config-revisions.js';
 import { partitionClaimsMigration } from './migrations/0009-partition-claims.js';
+import { ownSchemaMigration } from './migrations/0010-own-schema.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -41,6 +47,7 @@ export const migrations: readonly Migration[] = [
   outboxInOutputVersionsMigration,
   configRevisionsMigration,
   partitionClaimsMigration,
+  ownSchemaMigration,
 ];
 
 /**
@@ -59,6 +66,7 @@ migrations.forEach((m, i) => {
   assertInvariant(/^[a-z0-9_]+$/.test(m.name), `migration name ${m.name} is not snake_case`);
 });
 
+/** The ledger of applied migrations, in the schema the session works in (`search_path`). */
 const createLedger = `
   CREATE TABLE IF NOT EXISTS schema_migrations (
     version    integer     PRIMARY KEY,
@@ -66,10 +74,58 @@ const createLedger = `
     applied_at timestamptz NOT NULL DEFAULT now()
   )`;
 
-async function appliedVersions(client: pg.ClientBase): Promise<Map<number, string> | undefined> {
-  const exists = await client.query<{ found: string | null }>(`SELECT to_regclass('schema_migrations')::text AS found`);
-  if (!exists.rows[0]?.found) return undefined;
-  const rows = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations');
+/**
+ * The schema the session works in: its search_path, which amends sets to one plain name in
+ * every session's startup packet (database-schema.ts). A client that set none is refused.
+ */
+async function sessionSchema(client: pg.ClientBase): Promise<string> {
+  const row = await client.query<{ path: string }>(`SELECT current_setting('search_path') AS path`);
+  const path = row.rows[0]?.path ?? '';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(path)) {
+    throw operationalError(
+      `the session's search_path is ${JSON.stringify(path)}, not one schema name: connect through amends' own settings (AMENDS_DATABASE_SCHEMA)`,
+    );
+  }
+  return path;
+}
+
+/**
+ * Where the ledger is: in the session's schema; in `public`, where every build before
+ * migration 10 kept amends' tables (so migration 10 moves them); or nowhere yet. Another
+ * tool's `public.schema_migrations` (Rails and golang-migrate name theirs so too) is not ours:
+ * ours has a `name` column whose version 1 is `namespaces`, beside a `partitions` table.
+ */
+async function ledgerSchema(client: pg.ClientBase, schema: string): Promise<string | undefined> {
+  const found = await client.query<{ own: string | null; candidate: boolean }>(
+    `SELECT to_regclass(format('%I.schema_migrations', $1::text))::text AS own,
+            to_regclass('public.schema_migrations') IS NOT NULL AND to_regclass('public.partitions') IS NOT NULL
+              AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('public.schema_migrations')
+                                                       AND attname = 'name' AND NOT attisdropped) AS candidate`,
+    [schema],
+  );
+  const { own, candidate } = found.rows[0] ?? { own: null, candidate: false };
+  const old =
+    schema !== 'public' &&
+    candidate &&
+    (await client.query(`SELECT 1 FROM public.schema_migrations WHERE version = 1 AND name = 'namespaces'`))
+      .rowCount === 1;
+  if (own && old) {
+    throw operationalError(
+      `amends' tables are in both schema ${schema} and schema public: a build older than migration 10 (own_schema) has made or used public's since they were moved; stop it, keep the copy that holds your namespaces (docs/operations.md "Upgrading amends"), and drop the other`,
+    );
+  }
+  if (own) return schema;
+  return old ? 'public' : undefined;
+}
+
+async function appliedVersions(
+  client: pg.ClientBase,
+  ledger: string | undefined,
+): Promise<Map<number, string> | undefined> {
+  if (ledger === undefined) return undefined;
+  const rows = await client.query<{ version: number; name: string }>(
+    `SELECT version, name FROM ${ledger}.schema_migrations`,
+  );
   return new Map(rows.rows.map((r) => [r.version, r.name]));
 }
 
@@ -100,28 +156,51 @@ function pending(applied: Map<number, string> | undefined): Migration[] {
 export async function applyMigrations(client: pg.ClientBase, options: { through?: number } = {}): Promise<number[]> {
   // `through` stops at an older version: only the upgrade test writes a database as an older build did.
   const wanted = (m: Migration) => m.version <= (options.through ?? migrations.length);
+  const schema = await sessionSchema(client);
   // Fast path without the lock: an up-to-date schema is the common case.
-  if (pending(await appliedVersions(client)).filter(wanted).length === 0) return [];
+  const ledger = await ledgerSchema(client, schema);
+  if (pending(await appliedVersions(client, ledger)).filter(wanted).length === 0) return [];
   await client.query('BEGIN');
   try {
     await client.query(`SET LOCAL lock_timeout = ${migrationLockTimeoutMs}`);
     await client.query(`SET LOCAL statement_timeout = ${migrationStatementTimeoutMs}`);
     await client.query('SELECT pg_advisory_xact_lock($1::int8)', [migrationLockKey.toString()]);
-    await client.query(createLedger);
-    // Re-check under the lock: another process may have applied them while we waited.
-    const todo = pending(await appliedVersions(client)).filter(wanted);
-    for (const m of todo) {
-      const timeoutMs = m.statementTimeoutMs ?? migrationStatementTimeoutMs;
-      await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
-      await client.query(m.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
-    }
+    const applied = await migrateUnderLock(client, schema, wanted);
     await client.query('COMMIT');
-    return todo.map((m) => m.version);
+    return applied;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Re-reads where the ledger is under the lock (another process may have migrated while we
+ * waited), then runs what is pending where the tables are: in `public` until migration 10
+ * moves them into the session's schema, which sets the search path for the rest.
+ */
+async function migrateUnderLock(client: pg.ClientBase, schema: string, wanted: (m: Migration) => boolean) {
+  const ledger = await ledgerSchema(client, schema);
+  await createSchema(client, schema);
+  if (ledger === 'public' && schema !== 'public') await client.query('SET LOCAL search_path = public');
+  else await client.query(createLedger);
+  const todo = pending(await appliedVersions(client, ledger ?? schema)).filter(wanted);
+  for (const m of todo) {
+    const timeoutMs = m.statementTimeoutMs ?? migrationStatementTimeoutMs;
+    await client.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
+    await client.query(typeof m.sql === 'string' ? m.sql : m.sql({ schema }));
+    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+  }
+  return todo.map((m) => m.version);
+}
+
+/**
+ * Creates the schema when it is missing. Only then: creating one needs CREATE on the
+ * database, which a migrate role given a schema made for it by the DBA does not have.
+ */
+async function createSchema(client: pg.ClientBase, schema: string): Promise<void> {
+  const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
 }
 
 /** What a command that does not migrate says when the schema is missing or old. */
@@ -140,7 +219,7 @@ export function knownSchemaVersion(): number {
 }
 
 export async function requireCurrentSchema(client: pg.ClientBase, database: string): Promise<void> {
-  const applied = await appliedVersions(client);
+  const applied = await appliedVersions(client, await ledgerSchema(client, await sessionSchema(client)));
   if (!applied) throw operationalError(`the database ${database} has no amends schema yet: ${migrateAdvice}`);
   const todo = pending(applied);
   if (todo.length > 0) {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { isLocalStackAddress, localStackPorts } from '../process/local-stack.js';
+import { databaseSchema, urlWithSchemaSetting, withSchemaPath } from './database-schema.js';
 import { checkTlsParameters, tlsAdvice } from './database-tls.js';
 import { applyMigrations, requireCurrentSchema } from './migrations.js';
 import { isUnreachable, storeError } from './pg-errors.js';
@@ -28,7 +29,10 @@ const poolSizeMax = 4;
 const missingUrlAdvice =
   "set it to the database of this namespace, e.g. export AMENDS_DATABASE_URL='postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=verify-full&sslrootcert=/path/to/ca.pem' (the local stack's, npm run up: postgres://amends:amends-local-only@127.0.0.1:15432/amends?sslmode=disable)";
 
-/** The database URL of a command that needs one (docs/design.md#commands); one actionable line when missing. */
+/**
+ * The database URL of a command that needs one (docs/design.md#commands); one actionable line
+ * when missing. AMENDS_DATABASE_SCHEMA, when set, goes into its options (database-schema.ts).
+ */
 export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
   const url = env.AMENDS_DATABASE_URL?.trim();
   if (!url) throw operationalError(`AMENDS_DATABASE_URL is not set: ${missingUrlAdvice}`);
@@ -42,7 +46,9 @@ export function databaseUrlFrom(env: NodeJS.ProcessEnv): string {
       `AMENDS_DATABASE_URL names several hosts (${hosts}), a libpq multi-host URL, which node-postgres does not support: give the one address that always reaches the primary (HAProxy or PgBouncer in front of Patroni, or your provider's primary endpoint; docs/operations.md "Running on Patroni and HAProxy")`,
     );
   }
-  return url;
+  const withSchema = urlWithSchemaSetting(url, env.AMENDS_DATABASE_SCHEMA);
+  databaseSchema(withSchema); // a search_path of its own in the URL must name one schema
+  return withSchema;
 }
 
 /** The host list of a libpq multi-host URL (`postgres://u@h1:5432,h2:5432/db`), else undefined. */
@@ -79,12 +85,13 @@ function reachAdvice(url: string): string {
 /**
  * The pg configuration of every amends session. `application_name` names the process
  * (command and pid) so pg_stat_activity shows who holds what. Query parameters of the URL
- * (e.g. `options=-c search_path=…`) still apply: pg merges them over these settings.
+ * still apply: pg merges them over these settings. Every session works in amends' own schema
+ * (database-schema.ts): its search_path goes into the URL's options.
  */
 export function sessionConfig(url: string, applicationName: string): pg.ClientConfig {
   checkTlsParameters(url);
   return {
-    connectionString: withLibpqSslModes(url),
+    connectionString: withLibpqSslModes(withSchemaPath(url)),
     application_name: applicationName,
     statement_timeout: sessionLimits.statementTimeoutMs,
     lock_timeout: sessionLimits.lockTimeoutMs,
