@@ -549,6 +549,11 @@ pg_roles() {
   if [ "$("$psql" -c "select 1 from pg_roles where rolname='$pg_role'")" != 1 ]; then
     "$psql" -c "create role $pg_role login password '$pg_password'" >/dev/null
   fi
+  # CREATEROLE and CREATEDB: the suite's database-roles test makes the three roles of
+  # docs/operations.md ("Database roles and schema") and grants them as deploy/postgres-roles.sql
+  # says; the upgrade test writes each older build's tables into public of a database of its own.
+  # Local, development-only powers: a production amends role has neither.
+  "$psql" -c "alter role $pg_role createrole createdb" >/dev/null
   if [ "$("$psql" -c "select 1 from pg_database where datname='$pg_database'")" != 1 ]; then
     "$psql" -c "create database $pg_database owner $pg_role" >/dev/null
   fi

@@ -5,6 +5,7 @@
  * process while the database is still away), beat its heartbeat, and close what it opened
  * in reverse order, whatever happened.
  */
+
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Manifest } from '../domain/config.js';
@@ -22,6 +23,7 @@ import { refuseArguments } from './flag-check.js';
 import { flagRows } from './help-text.js';
 import { readManifestFile } from './input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from './kafka-flags.js';
+import { migrateFlag, noMigrateHelp } from './migrate-flag.js';
 import { observabilityFlags, observabilityFlagsHelp, startMetricsEndpoint } from './observability-flags.js';
 import { outageBudgetDefaultS, outageBudgetFlag, outageBudgetFrom, outageBudgetMaxS } from './outage-flag.js';
 
@@ -41,14 +43,11 @@ export const processFlags = {
   manifest: { type: 'string', isRequired: true },
   settings: { type: 'string' },
   instanceId: { type: 'string' },
-  migrate: { type: 'boolean', default: true },
+  ...migrateFlag,
   ...outageBudgetFlag,
   ...kafkaFlags,
   ...observabilityFlags,
 } as const;
-
-/** `--no-migrate`'s help, in every process's flags. */
-export const noMigrateHelp = 'refuse a schema older than this amends instead of migrating it (amendsctl migrate)';
 
 /** `--settings`'s description in every process's help. */
 export const settingsFlagHelp = 'key=value per flag name, and database-url (default: $AMENDS_SETTINGS)';

@@ -27,10 +27,11 @@ import type { Manifest } from '../domain/config.js';
 import { KafkaAdmin } from '../io/kafka/kafka-admin.js';
 import { KafkaSourceObserver } from '../io/kafka/kafka-source-observer.js';
 import { sourceObservationBudgetMs } from '../io/kafka/kafka-timeouts.js';
-import { namespaceId, registerNamespace } from '../io/store/namespace-registry.js';
+import { namespaceId } from '../io/store/namespace-registry.js';
 import { withPooledClient } from '../io/store/pooled-client.js';
-import { Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
+import { type Database, describeDatabaseError, type Queryable } from '../io/store/postgres.js';
 import { describeHolder, ProducerGuard } from '../io/store/producer-guard.js';
+import { openRegisteredNamespace } from '../io/store/read-only-namespace.js';
 import { readRevisions } from '../io/store/revision-registry.js';
 import { checkLiveBinding, readBinding } from '../io/transport/output-binding.js';
 import { readViewPartitions, readViewRows } from '../io/transport/view-queries.js';
@@ -73,11 +74,10 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyDocument>
   const { namespace, source_incarnation: incarnation } = manifest.config;
   const applicationName = options.applicationName ?? `amends verify pid ${process.pid}`;
   const waitMs = options.guardWaitMs ?? defaultGuardWaitMs;
-  const db = await Database.open(databaseUrl, applicationName);
+  // Read-only sessions, no migration, no registration (the read role runs verify): a
+  // namespace nothing has registered has nothing to compare and is refused as inspect does.
+  const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl verify', applicationName);
   try {
-    await registerNamespace(db.pool, manifest).catch((error: unknown) => {
-      throw describeDatabaseError(error, databaseUrl, `registering namespace ${namespace}`);
-    });
     const guard = await ProducerGuard.open(databaseUrl, incarnation, `${applicationName} guard`);
     try {
       const attempt = await guard.acquire(waitMs);

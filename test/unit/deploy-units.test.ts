@@ -83,7 +83,9 @@ describe('the systemd units', () => {
       const text = readFileSync(join(unitsDir, `amends-${role}@.service`), 'utf8');
       expect(text).toMatch(/^Restart=on-failure$/m);
       expect(text).toMatch(/^RestartPreventExitStatus=2$/m);
-      expect(text).toMatch(new RegExp(`^ExecStart=/usr/local/bin/amends ${role} --instance-id %H-%i$`, 'm'));
+      expect(text).toMatch(
+        new RegExp(`^ExecStart=/usr/local/bin/amends ${role} --instance-id %H-%i --no-migrate$`, 'm'),
+      );
       expect(text).toMatch(/^EnvironmentFile=\/etc\/amends\/amends\.env$/m);
       expect(text).toMatch(/^Environment=AMENDS_SETTINGS=\/etc\/amends\/amends\.conf$/m);
       // V8's JIT writes executable memory: this option would kill node at start.

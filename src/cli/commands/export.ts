@@ -9,6 +9,7 @@
 import type { NamespaceConfig } from '../../domain/config.js';
 import { withPooledClient } from '../../io/store/pooled-client.js';
 import { databaseUrlFrom, type Queryable } from '../../io/store/postgres.js';
+import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { exportRevisionLines } from '../../io/store/revision-registry.js';
 import { exportViewLines } from '../../io/transport/view-queries.js';
 import { usageError } from '../../kernel/amends-error.js';
@@ -21,7 +22,6 @@ import {
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
-import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 /** The registered revision 1 (the manifest's config, checked by digest) names the namespace. */
 type Exporter = (db: Queryable, config: NamespaceConfig) => AsyncIterable<string>;

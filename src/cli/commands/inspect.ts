@@ -19,13 +19,13 @@ import {
 } from '../../io/kafka/topic-ends-observation.js';
 import { inspectStore, recentDefault, recentMax, type StoreInspection } from '../../io/store/inspect-queries.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
-import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 export const inspectCommand = defineCommand({
   name: 'inspect',

@@ -41,6 +41,7 @@ import { refuseArguments } from '../flag-check.js';
 import { inputName, readInputText, readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
 import { exitCodeForSignal, LoadInterruption } from '../load-interruption.js';
+import { migrateFlag, noMigrateHelp } from '../migrate-flag.js';
 import { createProgress, type Progress } from '../progress-bar.js';
 import { interruptionReport, LoadOutcomes, summarizeFailures } from '../source-load-outcomes.js';
 
@@ -84,6 +85,7 @@ export const sourceLoadCommand = defineCommand({
     --from-line N             publish from line N on (every line is still validated; default 1)
     --wait S                  seconds to wait for the producer guard (default 0: refuse at once)
     --delivery-timeout-ms N   per-record delivery deadline (default ${defaultDeliveryTimeoutMs})
+    --no-migrate              ${noMigrateHelp}
 ${kafkaFlagsHelp(26)}
 
   Example
@@ -96,6 +98,7 @@ ${kafkaFlagsHelp(26)}
     fromLine: { type: 'number', default: 1 },
     wait: { type: 'number', default: 0 },
     deliveryTimeoutMs: { type: 'number', default: defaultDeliveryTimeoutMs },
+    ...migrateFlag,
     ...kafkaFlags,
   },
   async run(cli, io) {
@@ -123,6 +126,8 @@ interface LoadFlags {
   fromLine: number;
   wait: number;
   deliveryTimeoutMs: number;
+  /** False with --no-migrate: the schema must be current already (the run role migrates nothing). */
+  migrate: boolean;
   brokers?: string;
   kafkaConfig?: string;
 }
@@ -151,7 +156,7 @@ async function load(flags: LoadFlags, io: CommandIo, interruption: LoadInterrupt
   // broker's part is (live-source-topic.ts), rather than failing the whole load.
   const db = await retryOutages(
     databaseStartAttempts,
-    () => openRegistered(manifest, databaseUrl, applicationName),
+    () => openRegistered(manifest, databaseUrl, applicationName, flags.migrate),
     isDependencyOutage,
   );
   try {
@@ -195,8 +200,13 @@ const signalTurnsMax = 100;
 const databaseStartAttempts = 6;
 
 /** The database, opened (migrated) with the namespace registered, or the failure described. */
-async function openRegistered(manifest: Manifest, databaseUrl: string, applicationName: string): Promise<Database> {
-  const db = await Database.open(databaseUrl, applicationName);
+async function openRegistered(
+  manifest: Manifest,
+  databaseUrl: string,
+  applicationName: string,
+  migrate: boolean,
+): Promise<Database> {
+  const db = await (migrate ? Database.open : Database.openCurrent)(databaseUrl, applicationName);
   try {
     await registerNamespace(db.pool, manifest);
     return db;

@@ -10,6 +10,7 @@
 import pg from 'pg';
 import type { Manifest } from '../../domain/config.js';
 import { databaseTarget, databaseUrlFrom, sessionConfig } from '../../io/store/postgres.js';
+import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { operationalError } from '../../kernel/amends-error.js';
 import { DashboardFeed, pollIntervalMs } from '../../tui/dashboard-feed.js';
 import { createLocalFeed, type LocalFeed } from '../../tui/dashboard-feed-local.js';
@@ -22,7 +23,6 @@ import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
-import { openRegisteredNamespace } from '../read-only-namespace.js';
 
 export const tuiCommand = defineCommand({
   name: 'tui',

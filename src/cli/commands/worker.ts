@@ -22,11 +22,11 @@ import { defaultBatchSize } from '../../machines/limits.js';
 import { type CommandIo, defineCommand } from '../command.js';
 import { capHeapGrowth } from '../heap-growth.js';
 import { kafkaFlagsHelp } from '../kafka-flags.js';
+import { noMigrateHelp } from '../migrate-flag.js';
 import { observabilityFlagsHelp } from '../observability-flags.js';
 import { outageBudgetDefaultS, outageBudgetMaxS } from '../outage-flag.js';
 import { failed, withProcessLog } from '../process-log.js';
 import {
-  noMigrateHelp,
   ProcessScaffold,
   processFlags,
   processSettings,

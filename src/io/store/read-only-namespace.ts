@@ -1,23 +1,24 @@
 /**
- * How the read-only commands (inspect, export, tui) open the database of a namespace: no
+ * How the read-only commands (inspect, export, tui, verify) open the database of a namespace: no
  * migration, no registration, read-only sessions. Looking at something must not create it:
  * an inspect with a mistyped manifest would otherwise register a namespace (or migrate a
  * database) that nobody asked for, and every later command would then accept it.
  */
 
-import type { Manifest } from '../domain/config.js';
-import { readRegisteredNamespace } from '../io/store/namespace-registry.js';
-import { Database, databaseTarget, describeDatabaseError } from '../io/store/postgres.js';
-import { invalidInput } from '../kernel/amends-error.js';
+import type { Manifest } from '../../domain/config.js';
+import { invalidInput } from '../../kernel/amends-error.js';
+import { readRegisteredNamespace } from './namespace-registry.js';
+import { Database, databaseTarget, describeDatabaseError } from './postgres.js';
 
 /** The open database, once the manifest's namespace is known there with this manifest. */
 export async function openRegisteredNamespace(
   databaseUrl: string,
   manifest: Manifest,
   command: string,
+  applicationName = `${command} pid ${process.pid}`,
 ): Promise<Database> {
   const namespace = manifest.config.namespace;
-  const db = await Database.openReadOnly(databaseUrl, `${command} pid ${process.pid}`);
+  const db = await Database.openReadOnly(databaseUrl, applicationName);
   try {
     const registered = await readRegisteredNamespace(db.pool, manifest).catch((error: unknown) => {
       throw describeDatabaseError(error, databaseUrl, `reading namespace ${namespace}`);
