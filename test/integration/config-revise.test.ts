@@ -5,6 +5,7 @@
  * change a decided key is refused, naming it; verify, inspect, manifest-recover, simulate,
  * export --what revisions and the dashboard's database feed all see the chain.
  */
+import { dirname } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/domain/canonical-json.js';
 import { configDigest, type Manifest, parseManifest, parseNamespaceConfig } from '../../src/domain/config.js';
@@ -15,6 +16,7 @@ import { DashboardStore } from '../../src/tui/dashboard-store.js';
 import { requireBuild, runAmendsctl } from '../support/amendsctl-process.js';
 import { TestProducer } from '../support/kafka-source-fixtures.js';
 import { deleteTestTopics } from '../support/kafka-test-tools.js';
+import { registerByLoading } from '../support/namespace-registration.js';
 import { expectExportEqualsSimulateOf, placed, post, stockKey } from '../support/worker-fault-harness.js';
 import {
   amendsctl,
@@ -179,6 +181,7 @@ describe('amendsctl config-revise', () => {
     const other = parseNamespaceConfig({ ...base, stock_keys: [widget, gadget] });
     const revisions = [nextRevision(baseChain(base), [0, 0], other)];
     const path = scratchFile(`${source.namespace}.other.json`, manifestText({ ...source.manifest, revisions }));
+    await registerByLoading(manifestText(source.manifest), source.namespace, dirname(path), { ...workerEnv });
     const result = await runAmendsctl(['verify', '--manifest', path], { ...workerEnv });
     expect(result.stderr).toMatch(
       new RegExp(

@@ -32,14 +32,16 @@ let manifestText: string;
 beforeAll(async () => {
   requireBuild();
   const topic = testName();
+  const namespace = testName();
   ownTopics.add(topic);
-  const created = await runAmendsctl(['source-create', '--namespace', testName(), '--topic', topic], {
+  const created = await runAmendsctl(['source-create', '--namespace', namespace, '--topic', topic], {
     AMENDS_BROKERS: testBrokers,
   });
   expect(created.code, created.stderr).toBe(0);
-  manifestPath = join(scratch, 'manifest.json');
   manifestText = created.stdout;
-  writeFileSync(manifestPath, manifestText);
+  // Registered, as a namespace verify is asked about is (verify registers nothing).
+  const endpoints = { AMENDS_BROKERS: testBrokers, AMENDS_DATABASE_URL: testDatabaseUrl };
+  manifestPath = await registerByLoading(manifestText, namespace, scratch, endpoints);
 });
 afterAll(async () => {
   await stopAllWorkers();
