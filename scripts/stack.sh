@@ -6,20 +6,26 @@
 # come from a CA the stack makes at first start (.stack/tls/ca.pem); a ready librdkafka
 # client file for the secured listener is .stack/kafka-client-sasl.properties.
 #
-#   stack.sh up [--reset] [--brokers 1|3] [--database single|ha] [--kafka-only|--database-only]
+#   stack.sh up [--reset] [--brokers 1|3] [--database single|ha] [--postgres MAJOR]
+#               [--kafka-only|--database-only]
 #                           start both (idempotent); --reset wipes .stack/ first;
 #                           --brokers 3 runs a 3-node KRaft cluster instead of one broker;
 #                           --database ha runs the HA database instead of one PostgreSQL
 #                           (stack-ha.sh: etcd, two Patroni nodes, HAProxy on the same port);
+#                           --postgres 18 runs PostgreSQL 18 (the embedded-postgres
+#                           devDependency's binaries, data in .stack/postgres-18) instead of
+#                           the machine's (Debian's 15, data in .stack/postgres): one at a
+#                           time, same port and credentials (stack-postgres.sh);
 #                           --kafka-only starts what is missing of the brokers and leaves
 #                           PostgreSQL as it is (amendsctl chaos restarts a killed broker
 #                           while the database may be away on purpose); --database-only
 #                           starts the database alone
-#   stack.sh down           stop both (whichever broker and database layout runs), keep their data
+#   stack.sh down           stop both (whichever broker and database layout or major runs), keep their data
 #   stack.sh fetch          resolve the Kafka jars into the cache (no start)
 #   stack.sh status         say what runs
 #   stack.sh db-kill        stop PostgreSQL at once (pg_ctl -m immediate: a crash, for chaos runs)
-#   stack.sh db-start       start PostgreSQL again (its data kept; recovery replays the WAL)
+#   stack.sh db-start       start PostgreSQL again, the major that ran last (its data kept;
+#                           recovery replays the WAL)
 #   stack.sh ha-status      the HA database: each node's role, where HAProxy's ports lead
 #   stack.sh ha-kill-primary SIGKILL the HA primary's postmaster (Patroni fails over)
 #   stack.sh ha-switchover  patronictl switchover to the synchronous standby
@@ -95,6 +101,7 @@ amends_stack_on_port() {
   local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
   case "$cwd" in
     */.stack/postgres/data) echo "${cwd%/postgres/data}" ;;
+    */.stack/postgres-*/data) echo "${cwd%/postgres-*/data}" ;;
     */.stack/ha/haproxy) echo "${cwd%/ha/haproxy}" ;;
     *) return 1 ;;
   esac
@@ -463,103 +470,9 @@ kafka_stop() {
 
 # ------------------------------------------------------------ PostgreSQL (native)
 
-pg_bin() {
-  local d
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    [ -x "$d/initdb" ] && { echo "$d"; return 0; }
-  done
-  command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
-  die "PostgreSQL server binaries (initdb, pg_ctl) are missing: install them (apt-get install postgresql)"
-}
-
-# initdb and pg_ctl refuse to run as root: run them as the postgres user.
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-pg_data() { echo "$stack/postgres/data"; }
-pg_run() { echo "$stack/postgres/run"; }
-pg_log() { echo "$stack/postgres/postgres.log"; }
-
-pg_running() { [ -f "$(pg_data)/postmaster.pid" ] && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" status >/dev/null 2>&1; }
-
-pg_psql() {
-  as_pg "$(pg_bin)/psql" -h "$(pg_run)" -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA "$@"
-}
-
-# The running server serves TLS (so it was started after pg_tls_conf).
-pg_current() { [ "$(pg_psql -c 'show ssl' 2>/dev/null)" = on ]; }
-
-# TLS with the stack's server certificate: plaintext connections stay allowed (sslmode=disable).
-pg_tls_conf() {
-  local data; data=$(pg_data)
-  tls_make
-  as_pg cp "$(tls_dir)/server.pem" "$data/server.crt" </dev/null
-  as_pg tee "$data/server.key" <"$(tls_dir)/server.key" >/dev/null
-  as_pg chmod 600 "$data/server.key"
-  grep -qxF "$stack_config_marker" "$data/postgresql.conf" && return 0
-  cat <<CONF | as_pg tee -a "$data/postgresql.conf" >/dev/null
-$stack_config_marker
-ssl = on
-ssl_cert_file = 'server.crt'
-ssl_key_file = 'server.key'
-CONF
-}
-
-pg_up() {
-  local bin; bin=$(pg_bin)
-  if pg_running; then
-    if pg_current; then pg_roles; return 0; fi
-    say "restarting PostgreSQL in $(pg_data) into stack config $stack_config (TLS; data kept)"
-    pg_tls_conf
-    as_pg "$bin/pg_ctl" -D "$(pg_data)" -l "$(pg_log)" -m fast -w -t "$start_wait_s" restart >/dev/null \
-      || die "PostgreSQL did not restart; see $(pg_log)"
-    pg_roles
-    return 0
-  fi
-  port_open "$pg_port" && die "port $pg_port is taken by a process that is not an amends PostgreSQL: stop it, then run npm run up again"
-  mkdir -p "$stack/postgres"
-  if [ "$(id -u)" = 0 ]; then
-    id postgres >/dev/null 2>&1 || die "user postgres is missing: install the PostgreSQL server package (apt-get install postgresql)"
-    chown postgres: "$stack/postgres"
-    chmod o+x "$stack" "$root"
-  fi
-  if [ ! -f "$(pg_data)/PG_VERSION" ]; then
-    as_pg mkdir -p "$(pg_data)" "$(pg_run)"
-    as_pg "$bin/initdb" -D "$(pg_data)" -U postgres -E UTF8 --locale=C \
-      --auth-local=trust --auth-host=scram-sha-256 >"$stack/postgres/initdb.log" 2>&1 \
-      || die "initdb failed; see $stack/postgres/initdb.log"
-    cat <<CONF | as_pg tee -a "$(pg_data)/postgresql.conf" >/dev/null
-# Written by scripts/stack.sh
-listen_addresses = '127.0.0.1'
-port = $pg_port
-unix_socket_directories = '$(pg_run)'
-max_connections = 200
-CONF
-  fi
-  pg_tls_conf
-  as_pg mkdir -p "$(pg_run)"
-  as_pg "$bin/pg_ctl" -D "$(pg_data)" -l "$(pg_log)" -w -t "$start_wait_s" start >/dev/null \
-    || die "PostgreSQL did not start; see $(pg_log)"
-  pg_roles
-}
-
-# The amends role and database, made with PSQL (a function: pg_psql, or the HA database's
-# ha_psql), then a login as amends on the usual port; LOG is named when that fails.
-pg_roles() {
-  local psql="${1:-pg_psql}" log="${2:-$(pg_log)}" bin; bin=$(pg_bin)
-  if [ "$("$psql" -c "select 1 from pg_roles where rolname='$pg_role'")" != 1 ]; then
-    "$psql" -c "create role $pg_role login password '$pg_password'" >/dev/null
-  fi
-  if [ "$("$psql" -c "select 1 from pg_database where datname='$pg_database'")" != 1 ]; then
-    "$psql" -c "create database $pg_database owner $pg_role" >/dev/null
-  fi
-  PGPASSWORD=$pg_password "$bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -d "$pg_database" -U "$pg_role" \
-    || die "PostgreSQL runs but does not accept connections on 127.0.0.1:$pg_port; see $log"
-}
-
-pg_down() {
-  pg_running || return 0
-  as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m fast -w stop >/dev/null
-}
+# One PostgreSQL of the machine's major or of another (up --postgres N): pg_choose, pg_up, pg_down.
+# shellcheck source=scripts/stack-postgres.sh
+source "$root/scripts/stack-postgres.sh"
 
 # The HA database (up --database ha): etcd, two Patroni nodes, HAProxy.
 # shellcheck source=scripts/stack-ha.sh
@@ -584,7 +497,7 @@ database_layout_free() {
 compose() { docker compose -f "$root/compose.yaml" "$@"; }
 
 up() {
-  local reset=false brokers=1 layout arg kafka_only=false database=single database_only=false
+  local reset=false brokers=1 layout arg kafka_only=false database=single database_only=false postgres=""
   while [ "$#" -gt 0 ]; do
     arg="$1"; shift
     case "$arg" in
@@ -595,9 +508,15 @@ up() {
       --brokers) [ "$#" -gt 0 ] || die "--brokers needs a value: 1 or $cluster_size"; brokers="$1"; shift ;;
       --database=*) database="${arg#--database=}" ;;
       --database) [ "$#" -gt 0 ] || die "--database needs a value: single or ha"; database="$1"; shift ;;
-      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size] [--database single|ha] [--kafka-only|--database-only])" ;;
+      --postgres=*) postgres="${arg#--postgres=}" ;;
+      --postgres) [ "$#" -gt 0 ] || die "--postgres needs a major version, e.g. 18"; postgres="$1"; shift ;;
+      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size] [--database single|ha] [--postgres MAJOR] [--kafka-only|--database-only])" ;;
     esac
   done
+  case "$postgres" in
+    '' | [1-9] | [1-9][0-9]) ;;
+    *) die "--postgres takes a PostgreSQL major version, e.g. 18, not $postgres" ;;
+  esac
   case "$database" in
     single | ha) ;;
     *) die "--database must be single (the default one PostgreSQL) or ha (Patroni and HAProxy), not $database" ;;
@@ -611,6 +530,7 @@ up() {
   if docker_engine; then
     [ "$layout" = single ] || die "the $cluster_size-broker cluster runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one Redpanda broker)"
     [ "$database" = single ] || die "the HA database runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one PostgreSQL)"
+    [ -z "$postgres" ] || [ "$postgres" = 18 ] || die "compose.yaml runs PostgreSQL 18.6: --postgres $postgres is for the native stack (set AMENDS_STACK=native)"
     $reset && compose down -v
     compose up -d --wait || die "docker compose could not start the stack (compose.yaml)"
   else
@@ -620,6 +540,10 @@ up() {
     # Before anything starts: the other layout holding the ports is one line, nothing touched.
     $database_only || kafka_layout_free "$layout"
     $kafka_only || database_layout_free "$database"
+    if ! $kafka_only && [ "$database" = single ]; then pg_choose "$postgres"; fi
+    [ "$database" = single ] || [ -z "$postgres" ] || [ -x "/usr/lib/postgresql/$postgres/bin/pg_rewind" ] \
+      || die "the HA database runs on Debian's PostgreSQL packages (Patroni needs pg_basebackup and pg_rewind, which embedded-postgres lacks): leave out --postgres, or apt-get install postgresql-$postgres"
+    [ "$database" = ha ] && [ -n "$postgres" ] && pg_major=$postgres
     mkdir -p "$stack"
     if ! $kafka_only; then
       if [ "$database" = ha ]; then ha_up; else pg_up; fi
@@ -630,6 +554,7 @@ up() {
   local brokers_said="broker 127.0.0.1:$broker_port (SASL_SSL 127.0.0.1:$sasl_port"
   [ "$layout" = cluster ] && brokers_said="$cluster_size brokers $(layout_addresses cluster "$broker_port") (SASL_SSL $(layout_addresses cluster "$sasl_port")"
   local database_said="database postgres://$pg_role:$pg_password@127.0.0.1:$pg_port/$pg_database (TLS CA $own_stack/tls/ca.pem)"
+  [ -n "$pg_major" ] && [ "$database" = single ] && database_said="$database_said, PostgreSQL $pg_major in $pg_home"
   [ "$database" = ha ] && database_said="$database_said: the primary through HAProxy, a replica on 127.0.0.1:$(ha_replica_port)"
   if $database_only; then say "up: $database_said"; else say "up: $brokers_said, $own_stack/kafka-client-sasl.properties), $database_said"; fi
 }
@@ -646,7 +571,7 @@ status_label() { case "$1" in single) echo broker ;; *) echo "broker $1" ;; esac
 status() {
   if docker_engine; then compose ps; return; fi
   adopt_running_stack
-  local layout key pid
+  local layout key pid home
   if layout=$(running_layout); then
     for key in $(layout_nodes "$layout"); do
       if pid=$(node_pid "$key"); then
@@ -661,8 +586,8 @@ status() {
   if ha_running; then
     echo "database: HA ($stack/ha)"
     ha_status | sed 's/^/  /'
-  elif pg_running; then
-    echo "database: running ($stack)"
+  elif home=$(pg_running_home); then
+    echo "database: PostgreSQL $(pg_home_major "$home") running ($home)"
   else
     echo "database: stopped"
   fi
@@ -688,8 +613,9 @@ case "$cmd" in
   down) down ;;
   fetch) docker_engine || fetch_kafka ;;
   status) status ;;
-  db-kill) single_database db-kill; pg_running && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m immediate -w stop >/dev/null; say "database stopped (immediate)" ;;
-  db-start) single_database db-start; pg_up; say "database up" ;;
+  db-kill) single_database db-kill; pg_stop immediate; say "database stopped (immediate)" ;;
+  # The major that ran last (db-kill leaves none running to tell).
+  db-start) single_database db-start; pg_choose "$(cat "$stack/postgres.major" 2>/dev/null)"; pg_up; say "database up" ;;
   ha-status) ha_command ha_status ;;
   ha-kill-primary) ha_command ha_kill_primary ;;
   ha-switchover) ha_command ha_switchover ;;
