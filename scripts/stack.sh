@@ -44,6 +44,10 @@
 # broker's data (.stack/kafka) is kept apart. Both layouts serve 19092, so one runs at a
 # time: up with the other layout running is a one-line error (run down first).
 #
+# A checkout that finds another checkout's amends stack on its ports uses it (adopts it):
+# its .stack/tls/ca.pem and client file then name that stack's CA, and a CA of its own is
+# kept aside (tls/own-ca.pem) and put back when its own stack runs again.
+#
 # A running native stack (this checkout's or another's) whose configuration is older
 # than this script's (stack_config below) is restarted into the new one, keeping its
 # data. AMENDS_STACK_DIR and AMENDS_STACK_{KAFKA,SASL,CONTROLLER,PG}_PORT move a private
@@ -143,7 +147,10 @@ tls_store_password=amends-local-only
 # database, made once with openssl; later starts reuse them.
 tls_make() {
   local d; d=$(tls_dir)
-  [ -f "$d/.complete" ] && return 0
+  if [ -f "$d/.complete" ]; then
+    tls_own_ca "$d" && return 0
+    say "$d/ca.pem did not sign this stack's certificates (another stack's CA, copied over it before stack.sh kept the two apart): making new ones"
+  fi
   command -v openssl >/dev/null 2>&1 || die "openssl is missing: install it (apt-get install openssl) to make the stack's certificates"
   rm -rf "$d"; mkdir -p "$d"
   {
@@ -162,12 +169,37 @@ tls_make() {
   touch "$d/.complete"
 }
 
+tls_signed_by() { openssl verify -CAfile "$1" "$2" >/dev/null 2>&1; }
+
+# Makes D/ca.pem the CA that signed D's server certificate again when a copy of an adopted
+# stack's CA stands there (ca_adopt kept the own one in own-ca.pem); fails when neither is.
+tls_own_ca() {
+  local d="$1"
+  tls_signed_by "$d/ca.pem" "$d/server.pem" && return 0
+  [ -f "$d/own-ca.pem" ] && tls_signed_by "$d/own-ca.pem" "$d/server.pem" || return 1
+  cp "$d/own-ca.pem" "$d/ca.pem"
+}
+
+# Gives the tls directory INTO of a checkout whose clients reach an adopted stack that
+# stack's CA (SRC) as ca.pem, where its clients look for it. A CA of the checkout's own
+# (tls_make's, for its own services) is first kept aside as own-ca.pem: copied over, it made
+# the checkout's own stack fail every TLS check once it ran again.
+ca_adopt() {
+  local src="$1" into="$2"
+  if [ -f "$into/.complete" ] && tls_signed_by "$into/ca.pem" "$into/server.pem"; then
+    cp "$into/ca.pem" "$into/own-ca.pem"
+  fi
+  cp "$src" "$into/ca.pem"
+}
+
 # This checkout's copy of the CA and the ready client file for the SASL_SSL listener
 # (librdkafka names, as kcat -F and amends --kafka-config read them).
 # Written into this checkout's stack directory and, when the services live in another
 # checkout's, into that one too.
 # $1 is the running layout (single or cluster): the file lists each of its brokers.
 client_files() {
+  # Services of this checkout's own: its CA is the one their clients need.
+  if [ "$stack" -ef "$own_stack" ] && [ -f "$(tls_dir)/.complete" ]; then tls_own_ca "$(tls_dir)" || true; fi
   client_file_in "$own_stack" "$1"
   [ "$stack" -ef "$own_stack" ] || client_file_in "$stack" "$1"
 }
@@ -175,7 +207,7 @@ client_files() {
 client_file_in() {
   local into="$1" layout="$2"
   mkdir -p "$into/tls"
-  [ "$(tls_dir)/ca.pem" -ef "$into/tls/ca.pem" ] || cp "$(tls_dir)/ca.pem" "$into/tls/ca.pem"
+  [ "$(tls_dir)/ca.pem" -ef "$into/tls/ca.pem" ] || ca_adopt "$(tls_dir)/ca.pem" "$into/tls"
   cat >"$into/kafka-client-sasl.properties" <<PROPS
 # Written by scripts/stack.sh: the local broker's SASL_SSL listener (local-only credentials).
 bootstrap.servers=$(layout_addresses "$layout" "$sasl_port")
