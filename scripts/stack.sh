@@ -412,16 +412,21 @@ kafka_up() {
   fi
 }
 
-# The cluster's id, shared by its nodes' storage and kept in kafka-cluster/cluster.id. Made
-# here rather than with StorageTool random-uuid (one JVM start less): a Kafka Uuid is 16
-# random bytes in unpadded base64url, and Kafka never hands out one that starts with "-".
+# A new cluster id, made here rather than with StorageTool random-uuid (one JVM start less,
+# a second or two of a fresh stack's start): a Kafka Uuid is 16 random bytes in unpadded
+# base64url, and Kafka never hands out one that starts with "-".
+new_cluster_id() {
+  local id=-
+  while [ "${id:0:1}" = - ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+  echo "$id"
+}
+
+# The cluster's id, shared by its nodes' storage and kept in kafka-cluster/cluster.id.
 cluster_id() {
-  local file id; file="$(layout_dir cluster)/cluster.id"
+  local file; file="$(layout_dir cluster)/cluster.id"
   if [ ! -s "$file" ]; then
     mkdir -p "$(layout_dir cluster)"
-    id=-
-    while [ "${id:0:1}" = - ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
-    echo "$id" >"$file"
+    new_cluster_id >"$file"
   fi
   cat "$file"
 }
@@ -435,7 +440,7 @@ node_prepare() {
   if [ ! -f "$dir/data/meta.properties" ]; then
     local cluster_id
     if [ "$key" = single ]; then
-      cluster_id=$("${java_cmd[@]}" kafka.tools.StorageTool random-uuid 2>>"$dir/logs/format.log" | tail -n 1)
+      cluster_id=$(new_cluster_id)
     else
       cluster_id=$(cat "$(layout_dir cluster)/cluster.id")
     fi
