@@ -73,7 +73,7 @@ describe('npm run up -- --postgres 18', () => {
     const ownCa = readFileSync(myCa, 'utf8');
     expect(await majorOverTls(myCa)).toBe(18);
     await stack(mine, 'down');
-    expect((await stack(mine, 'status')).stdout).toContain('database: stopped');
+    await requireUsablePorts([port], parent); // down stopped it: the port is free
 
     // Another checkout's stack, on the machine's PostgreSQL (the default), on the same port.
     await stack(other, 'up', '--database-only');
@@ -96,6 +96,6 @@ describe('npm run up -- --postgres 18', () => {
     expect(readFileSync(myCa, 'utf8')).toBe(ownCa);
     expect(await majorOverTls(myCa)).toBe(18);
     await stack(mine, 'down');
-    expect((await stack(mine, 'status')).stdout).toContain('database: stopped');
+    await requireUsablePorts([port], parent);
   });
 });

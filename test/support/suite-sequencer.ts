@@ -50,6 +50,8 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/tui/dashboard-live.test.tsx': 10,
   'test/model/group-machine.test.ts': 8,
   'test/integration/source-create.test.ts': 8,
+  // Beside load 9-10, not alone: two private PostgreSQL stacks (issue 35, item 9).
+  'test/integration/stack-postgres.test.ts': 11,
   'test/integration/config-revise.test.ts': 10,
   'test/integration/diagnostics.test.ts': 7,
   'test/integration/metrics-lint.test.ts': 9,
