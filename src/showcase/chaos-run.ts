@@ -55,7 +55,7 @@ const drainPollMs = 1_000;
 export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<void> {
   const stackDir = join(packageRoot, '.stack', 'chaos');
   const stackOptions = { stackDir, basePort: o.brokerPort, pgPort: o.pgPort, database: o.database };
-  await freshStackDir(stackOptions);
+  await freshStackDir(stackOptions, o.note);
   const database = o.database === 'ha' ? 'the HA database (Patroni, etcd, HAProxy)' : 'PostgreSQL';
   o.note(`starting a private 3-broker cluster and ${database} in ${stackDir} (ports ${o.brokerPort}, ${o.pgPort})`);
   const stack = await PrivateStack.start(stackOptions);
@@ -136,8 +136,8 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
  * A fresh directory each run (PrivateStack.freshDir: a live run there is refused, what an
  * interrupted one left running is stopped first).
  */
-async function freshStackDir(o: PrivateStackOptions): Promise<void> {
-  await PrivateStack.freshDir(o);
+async function freshStackDir(o: PrivateStackOptions, note: (line: string) => void): Promise<void> {
+  await PrivateStack.freshDir(o, note);
   // PostgreSQL runs as its own user: it must be able to enter every directory on the way.
   chmodSync(join(o.stackDir, '..'), 0o755);
   chmodSync(o.stackDir, 0o755);

@@ -9,8 +9,8 @@
  *
  * Every port must be free before it starts: a cluster left on them by an earlier run would
  * otherwise be adopted by stack.sh and not be this run's to stop. `stop()` (stack.sh down)
- * stops what it started; the directory records its ports (`private-stack.json`), so that
- * `stopLeftover` stops what an interrupted run left running there. The chaos run (chaos-run.ts) and the 3-broker test suite use it;
+ * stops what it started; the directory records its ports (`private-stack.json`, until that
+ * stop), so that `stopLeftover` stops what an interrupted run left running there. The chaos run (chaos-run.ts) and the 3-broker test suite use it;
  * the fault helpers (a broker's pid, the database killed and started) are the chaos run's.
  */
 import { execFile } from 'node:child_process';
@@ -111,8 +111,8 @@ export class PrivateStack {
    * Only then is the directory removed. (A chaos run that removed the directory of another
    * checkout's live run, through the shared .stack, is what this order is for.)
    */
-  static async freshDir(o: PrivateStackOptions): Promise<void> {
-    await PrivateStack.stopLeftover(o.stackDir);
+  static async freshDir(o: PrivateStackOptions, note: (line: string) => void = () => {}): Promise<void> {
+    await PrivateStack.stopLeftover(o.stackDir, note);
     await requireUsablePorts(stackPorts(o), o.stackDir);
     rmSync(o.stackDir, { recursive: true, force: true });
     mkdirSync(o.stackDir, { recursive: true });
@@ -123,7 +123,7 @@ export class PrivateStack {
    * own stop): stack.sh down with the ports the directory records. Nothing recorded, nothing
    * to stop; a stack whose process still runs (another chaos run) is refused in one line.
    */
-  static async stopLeftover(stackDir: string): Promise<void> {
+  static async stopLeftover(stackDir: string, note: (line: string) => void = () => {}): Promise<void> {
     const file = join(stackDir, recordFile);
     if (!existsSync(file)) return;
     let recorded: PrivateStackOptions & { owner_pid?: number };
@@ -138,6 +138,7 @@ export class PrivateStack {
         `${stackDir} is the stack of a run that is still going (pid ${owner}): wait for it to end, or stop it (kill ${owner}), then start again`,
       );
     }
+    note(`stopping what an earlier run (pid ${owner ?? 'unknown'}) left running in ${stackDir}`);
     const down = await runStackScript({ ...recorded, stackDir }, ['down']);
     if (down.code !== 0) {
       throw operationalError(`stopping the stack an earlier run left in ${stackDir} failed: ${lastLine(down.stderr)}`);
@@ -181,9 +182,18 @@ export class PrivateStack {
   async stop(): Promise<void> {
     try {
       await this.must(['down']);
+      // Stopped: nothing here is left for stopLeftover to stop.
+      rmSync(join(this.o.stackDir, recordFile), { force: true });
     } finally {
       await this.links?.close();
     }
+  }
+
+  /** Removes `stackDir` when its stack was stopped (its record is gone); false when it may still run. */
+  static removeStopped(stackDir: string): boolean {
+    if (existsSync(join(stackDir, recordFile))) return false;
+    rmSync(stackDir, { recursive: true, force: true });
+    return true;
   }
 
   private async must(args: string[], budgetMs?: number): Promise<void> {

@@ -19,6 +19,7 @@ import {
 } from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
 import { type ChaosDatabase, chaosDatabases } from '../../showcase/nemesis-plan.js';
+import { PrivateStack } from '../../showcase/private-stack.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
@@ -137,6 +138,7 @@ export const chaosCommand = defineCommand({
     report.finished_at = new Date().toISOString();
     Object.assign(report, judge(report));
     writeChaosReport(runDir, report);
+    keepOrRemoveStack(report, note);
     if (f.json) io.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
     else io.stdout.write(summary(report, runDir));
     return {
@@ -147,6 +149,16 @@ export const chaosCommand = defineCommand({
     }[report.verdict];
   },
 });
+
+/**
+ * A passing run's stack directory is removed; any other keeps it (its brokers', Patroni's and
+ * PostgreSQL's logs) until the next run.
+ */
+function keepOrRemoveStack(report: ChaosReport, note: (line: string) => void): void {
+  if (report.stack === null) return;
+  if (report.verdict === 'PASS' && PrivateStack.removeStopped(report.stack.dir)) return;
+  note(`the private stack's directory stays for its logs until the next run: ${report.stack.dir}`);
+}
 
 type NumericFlag = 'duration' | 'seed' | 'outageBudgetS' | 'rate' | 'brokerPort' | 'pgPort' | 'drainBudgetS';
 
