@@ -10,6 +10,8 @@
 #   P+2     etcd clients, P+3 etcd peers (one member)
 #   P+4     HAProxy's statistics page (http://127.0.0.1:P+4/)
 #   P+10N   node N's PostgreSQL, P+10N+1 node N's Patroni REST API (N = 1, 2)
+#   P+10N+2 with AMENDS_STACK_HA_ETCD_LINKS=1 only: where node N's Patroni reaches etcd,
+#           through a TCP relay the caller runs (see ha_node_etcd_port)
 # Data and logs under $stack/ha/: etcd/, node-1/, node-2/ (Patroni's configuration, its log,
 # the node's data directory; PostgreSQL's own log in data/log/), haproxy/.
 #
@@ -34,6 +36,15 @@ ha_etcd_peer_port() { echo $((pg_port + 3)); }
 ha_stats_port() { echo $((pg_port + 4)); }
 ha_node_pg_port() { echo $((pg_port + 10 * $1)); }
 ha_node_rest_port() { echo $((pg_port + 10 * $1 + 1)); }
+
+# Where node N's Patroni reaches etcd: etcd's own port, or with AMENDS_STACK_HA_ETCD_LINKS=1
+# the port P+10N+2, where the caller (the chaos run, src/showcase/etcd-links.ts) runs a TCP
+# relay to etcd that it can cut: one node is then cut off from etcd while the other still
+# reaches it, which is what Patroni sees of a network partition. The relays must listen
+# before `up`; with them, Patroni is told the address is a proxy (use_proxies), or it would
+# learn etcd's own address from the member list and go round the relay.
+ha_etcd_links() { [ "${AMENDS_STACK_HA_ETCD_LINKS:-}" = 1 ]; }
+ha_node_etcd_port() { if ha_etcd_links; then echo $((pg_port + 10 * $1 + 2)); else ha_etcd_port; fi; }
 
 # ------------------------------------------------------------------ processes
 
@@ -138,9 +149,9 @@ ha_etcd_up() {
 # (the chaos run saw it happen to a killed broker's port): every port of the HA database lies
 # below the ephemeral range.
 ha_ports_below_ephemeral() {
-  local low highest=$((pg_port + 10 * ${#ha_nodes[@]} + 1))
+  local low highest=$((pg_port + 10 * ${#ha_nodes[@]} + 2))
   low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || return 0
-  [ "$highest" -lt "$low" ] || die "the HA database's ports $pg_port-$highest reach this machine's ephemeral range (from $low): pick an AMENDS_STACK_PG_PORT below $((low - 10 * ${#ha_nodes[@]} - 1))"
+  [ "$highest" -lt "$low" ] || die "the HA database's ports $pg_port-$highest reach this machine's ephemeral range (from $low): pick an AMENDS_STACK_PG_PORT below $((low - 10 * ${#ha_nodes[@]} - 2))"
 }
 
 ha_port_free() {
@@ -189,7 +200,8 @@ restapi:
   listen: 127.0.0.1:$(ha_node_rest_port "$n")
   connect_address: 127.0.0.1:$(ha_node_rest_port "$n")
 etcd3:
-  hosts: 127.0.0.1:$(ha_etcd_port)
+  hosts: 127.0.0.1:$(ha_node_etcd_port "$n")
+$(if ha_etcd_links; then echo "  use_proxies: true"; fi)
 watchdog:
   mode: 'off'
 bootstrap:
@@ -304,6 +316,8 @@ $ha_config_marker
 global
     maxconn 2000
     log stdout format raw local0 notice
+    # The runtime API (the chaos run takes a node out of routing with it, and cuts its sessions).
+    stats socket $dir/admin.sock mode 600 level admin
 
 defaults
     mode tcp

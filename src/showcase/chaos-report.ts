@@ -1,19 +1,23 @@
 /**
  * The chaos run's report (issue 17): `artifacts/chaos/<run-id>/report.json` and `report.md`,
  * and the same document on stdout with `--json`. The verdict: the verifier's, except that an
- * exit nobody caused makes it FAIL and a run that could not finish is ERROR.
+ * exit nobody caused makes it FAIL and a run that could not finish is ERROR. Beside it (issue
+ * 33), each database fault's write unavailability and how every unknown commit outcome was
+ * resolved: figures, not part of the verdict.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LoadChunk } from './chaos-load.js';
 import type { ProcessExit, ProcessRecord } from './chaos-supervisor.js';
 import type { FaultRecord } from './nemesis.js';
-import type { ChaosProcess } from './nemesis-plan.js';
+import type { ChaosDatabase, ChaosProcess } from './nemesis-plan.js';
+import type { UnknownOutcomeSummary } from './unknown-outcomes.js';
 
 export type ChaosVerdict = 'PASS' | 'FAIL' | 'INCOMPLETE' | 'ERROR';
 
 export interface ChaosReport {
   run_id: string;
+  database: ChaosDatabase;
   seed: number;
   duration_s: number;
   outage_budget_s: number;
@@ -31,7 +35,54 @@ export interface ChaosReport {
   unexpected_exits: ({ process: ChaosProcess } & ProcessExit)[];
   drain_s: number | null;
   verify: Record<string, unknown> | null;
+  unknown_outcomes: UnknownOutcomeSummary | null;
   error?: string;
+}
+
+/** One database fault's write unavailability (nemesis.ts, write-probe.ts). */
+export interface UnavailabilityRow {
+  n: number;
+  kind: string;
+  /** `node-1 -> node-2` for a failover, '' otherwise. */
+  nodes: string;
+  first_commit_s: number | null;
+  longest_gap_s: number | null;
+  amends_first_commit_s: number | null;
+  /** A failover's old primary back as the synchronous standby, seconds after the fault. */
+  rejoined_after_s: number | null;
+}
+
+/** The write unavailability of every database fault that was injected. */
+export function unavailability(report: ChaosReport): UnavailabilityRow[] {
+  return report.faults.flatMap((f) => {
+    if (f.writes === null || f.injected_s === null) return [];
+    const failover = f.failover;
+    return [
+      {
+        n: f.n,
+        kind: f.kind,
+        nodes: failover === null ? '' : `${failover.from} -> ${failover.to ?? 'none'}`,
+        first_commit_s: f.writes.first_commit_s,
+        longest_gap_s: f.writes.longest_gap_s,
+        amends_first_commit_s: f.writes.amends_first_commit_s,
+        rejoined_after_s: failover?.rejoined_s == null ? null : round1(failover.rejoined_s - (f.injected_s as number)),
+      },
+    ];
+  });
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
+/** `12.3 s`, or — when it never happened. */
+export function seconds(x: number | null): string {
+  return x === null ? '—' : `${x.toFixed(1)} s`;
+}
+
+/** One line per database fault, for the summary and report.md. */
+export function unavailabilityLine(r: UnavailabilityRow): string {
+  return `fault ${r.n} ${r.kind}${r.nodes ? ` (${r.nodes})` : ''}: first commit after ${seconds(r.first_commit_s)}, longest pause ${seconds(r.longest_gap_s)}, amends' first commit after ${seconds(r.amends_first_commit_s)}${r.rejoined_after_s === null ? '' : `, old primary rejoined after ${seconds(r.rejoined_after_s)}`}`;
 }
 
 /** The verdict and its reasons, from what the run saw. */
@@ -73,6 +124,7 @@ export function reportJson(report: ChaosReport): Record<string, unknown> {
     ),
     faults_injected: report.faults.filter((f) => f.injected_s !== null).length,
     fault_kinds: kinds,
+    write_unavailability: unavailability(report),
   };
 }
 
@@ -81,13 +133,19 @@ export function writeChaosReport(runDir: string, report: ChaosReport): void {
   writeFileSync(join(runDir, 'report.md'), reportMarkdown(report));
 }
 
+/** How many unknown outcomes, and what resolved them. */
+export function unknownLine(u: UnknownOutcomeSummary | null): string {
+  if (u === null) return 'not counted (the run did not finish)';
+  return `${u.count} unknown commit outcomes: ${u.by.observed} re-observed (recovery read), ${u.by.ride} by the fresh claims after a ride, ${u.by.restart} by the next process's claim, ${u.by.unresolved} unresolved`;
+}
+
 export function reportMarkdown(report: ChaosReport): string {
   const counts = (report.verify?.counts ?? {}) as Record<string, unknown>;
-  const s = (x: number | null) => (x === null ? '—' : `${x.toFixed(1)} s`);
+  const s = seconds;
   return [
     `# amendsctl chaos ${report.run_id}: ${report.verdict}`,
     '',
-    `Seed ${report.seed}, ${report.duration_s} s, outage budget ${report.outage_budget_s} s, load ${report.records_per_second} records/s. Replay: \`${report.replay}\`.`,
+    `Database ${report.database}, seed ${report.seed}, ${report.duration_s} s, outage budget ${report.outage_budget_s} s, load ${report.records_per_second} records/s. Replay: \`${report.replay}\`.`,
     '',
     ...report.reasons.map((r) => `- ${r}`),
     ...(report.reasons.length > 0 ? [''] : []),
@@ -108,6 +166,16 @@ export function reportMarkdown(report: ChaosReport): string {
       ([name, r]) =>
         `| ${name} | ${r.starts} | ${r.exits.map((e) => `${e.signal ?? `code ${e.code}`} at ${e.at_s.toFixed(1)} s (${e.cause ?? 'none'})`).join('; ') || '—'} | ${r.exits.filter((e) => e.cause === null).length} |`,
     ),
+    '',
+    '## Write unavailability',
+    '',
+    'Fault → the first commit of the write probe after it (on the new primary, for a failover); the longest pause between two probe commits; fault → the first commit of an amends worker there.',
+    '',
+    ...unavailability(report).map((r) => `- ${unavailabilityLine(r)}`),
+    '',
+    '## Unknown commit outcomes',
+    '',
+    unknownLine(report.unknown_outcomes),
     '',
     '## Load, drain, verify',
     '',

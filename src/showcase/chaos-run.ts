@@ -4,13 +4,16 @@
  * (chaos-supervisor.ts), a seeded load (chaos-load.ts) and a seeded nemesis (nemesis.ts) for the
  * run's duration; then every fault healed, the chain drained, the processes stopped and
  * `amendsctl verify` run. Its verdict is the run's, except that an exit nobody caused (a
- * process that gave up within the outage budget) makes it FAIL.
+ * process that gave up within the outage budget) makes it FAIL. With `--database ha` the
+ * database is Patroni's two nodes behind HAProxy (issue 33) and the database faults are
+ * failovers; a write probe (write-probe.ts) measures every database fault's unavailability,
+ * and the workers' logs show how each unknown commit outcome was resolved (unknown-outcomes.ts).
  *
  *   stack up ─▶ source-create (RF 3, min.insync.replicas 2) + output-create ─▶ processes
  *   ─▶ load ∥ nemesis for --duration ─▶ heal ─▶ drain (inspect until nothing lags)
  *   ─▶ SIGTERM each ─▶ verify ─▶ stack down ─▶ report
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Manifest } from '../domain/config.js';
@@ -21,10 +24,12 @@ import { ChaosLoad } from './chaos-load.js';
 import type { ChaosReport } from './chaos-report.js';
 import { type ProcessSpec, Supervisor } from './chaos-supervisor.js';
 import { Nemesis } from './nemesis.js';
-import { type ChaosProcess, planFaults } from './nemesis-plan.js';
+import { type ChaosDatabase, type ChaosProcess, planFaults } from './nemesis-plan.js';
 import { PgFaultProxy } from './pg-fault-proxy.js';
-import { PrivateStack } from './private-stack.js';
+import { PrivateStack, type PrivateStackOptions } from './private-stack.js';
 import { runAmendsctl, ShowcaseProcesses } from './showcase-processes.js';
+import { summarizeUnknownOutcomes, unknownOutcomes } from './unknown-outcomes.js';
+import { WriteProbe } from './write-probe.js';
 
 export interface ChaosOptions {
   runId: string;
@@ -35,6 +40,7 @@ export interface ChaosOptions {
   recordsPerSecond: number;
   brokerPort: number;
   pgPort: number;
+  database: ChaosDatabase;
   drainBudgetS: number;
   note: (line: string) => void;
   /** Ctrl-C: stop the load and the nemesis, then every process and the stack, and end ERROR. */
@@ -48,17 +54,22 @@ const drainPollMs = 1_000;
 
 export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<void> {
   const stackDir = join(packageRoot, '.stack', 'chaos');
-  freshStackDir(stackDir);
-  o.note(`starting a private 3-broker cluster and PostgreSQL in ${stackDir} (ports ${o.brokerPort}, ${o.pgPort})`);
-  const stack = await PrivateStack.start({ stackDir, basePort: o.brokerPort, pgPort: o.pgPort });
+  const stackOptions = { stackDir, basePort: o.brokerPort, pgPort: o.pgPort, database: o.database };
+  await freshStackDir(stackOptions, o.note);
+  const database = o.database === 'ha' ? 'the HA database (Patroni, etcd, HAProxy)' : 'PostgreSQL';
+  o.note(`starting a private 3-broker cluster and ${database} in ${stackDir} (ports ${o.brokerPort}, ${o.pgPort})`);
+  const stack = await PrivateStack.start(stackOptions);
   const t0 = Date.now();
   const elapsedS = () => (Date.now() - t0) / 1000;
   const processes = new ShowcaseProcesses(o.runDir, baseEnv(stack), new AbortController().signal);
   let proxy: PgFaultProxy | undefined;
+  let probe: WriteProbe | undefined;
   try {
     report.stack = { brokers: stack.brokers, database: `127.0.0.1:${o.pgPort}`, dir: stackDir };
     const env = baseEnv(stack);
+    probe = await WriteProbe.start(stack.databaseUrl);
     const { manifest, manifestPath } = await createTopics(o, env);
+    probe.track(manifest.config.namespace, manifest.config.partitions);
     const started = await PgFaultProxy.start(stack.databaseUrl);
     proxy = started.proxy;
     const supervisor = new Supervisor(processes, processSpecs(manifestPath, o.outageBudgetS, started.url), elapsedS);
@@ -69,6 +80,7 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
       outageBudgetMs: o.outageBudgetS * 1000,
       operationBudgetMs,
       partitions: manifest.config.partitions,
+      database: o.database,
     });
     const load = new ChaosLoad({
       manifest,
@@ -83,6 +95,7 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
       stack,
       supervisor,
       proxy,
+      probe,
       sourceTopic: manifest.source_topic,
       elapsedS,
       note: o.note,
@@ -107,21 +120,27 @@ export async function runChaos(o: ChaosOptions, report: ChaosReport): Promise<vo
     const verified = await runAmendsctl(['verify', '--manifest', manifestPath, '--json'], env);
     report.verify = parseVerify(verified.stdout, verified.stderr);
     report.unexpected_exits = supervisor.unexpectedExits().map(({ name, exit }) => ({ process: name, ...exit }));
+    report.unknown_outcomes = summarizeUnknownOutcomes(
+      (['worker-a', 'worker-b'] as const).flatMap((name) => unknownOutcomes(name, supervisor.logsOf(name))),
+    );
   } finally {
     await processes.stopAll();
     await proxy?.close();
+    await probe?.stop();
     o.note('stopping the private stack');
     await stack.stop().catch((error: unknown) => o.note(`stack down failed: ${errorMessage(error)}`));
   }
 }
 
-/** A fresh directory each run: the last run's cluster (if its ports are free) is gone with it. */
-function freshStackDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+/**
+ * A fresh directory each run (PrivateStack.freshDir: a live run there is refused, what an
+ * interrupted one left running is stopped first).
+ */
+async function freshStackDir(o: PrivateStackOptions, note: (line: string) => void): Promise<void> {
+  await PrivateStack.freshDir(o, note);
   // PostgreSQL runs as its own user: it must be able to enter every directory on the way.
-  chmodSync(join(dir, '..'), 0o755);
-  chmodSync(dir, 0o755);
+  chmodSync(join(o.stackDir, '..'), 0o755);
+  chmodSync(o.stackDir, 0o755);
 }
 
 function baseEnv(stack: PrivateStack): NodeJS.ProcessEnv {

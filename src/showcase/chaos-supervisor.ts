@@ -8,7 +8,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChaosProcess } from './nemesis-plan.js';
-import type { ShowcaseChild, ShowcaseProcesses } from './showcase-processes.js';
+import type { ChildLogLine, ShowcaseChild, ShowcaseProcesses } from './showcase-processes.js';
 
 const restartDelayMs = 500;
 
@@ -37,6 +37,8 @@ export interface ProcessRecord {
 export class Supervisor {
   readonly records = new Map<ChaosProcess, ProcessRecord>();
   private readonly running = new Map<ChaosProcess, ShowcaseChild>();
+  /** Every start of each process, in order (ShowcaseProcesses keeps them all anyway). */
+  private readonly starts = new Map<ChaosProcess, ShowcaseChild[]>();
   /** Why the next exit of a process happens, set just before the run causes it. */
   private readonly causes = new Map<ChaosProcess, string>();
   private readonly started = new Map<ChaosProcess, Array<() => void>>();
@@ -73,6 +75,11 @@ export class Supervisor {
     );
   }
 
+  /** The log lines of each start of `name`, in start order. */
+  logsOf(name: ChaosProcess): ChildLogLine[][] {
+    return (this.starts.get(name) ?? []).map((child) => child.logs);
+  }
+
   /** SIGTERM to each (a paused one is continued first), restarts off; how each ended. */
   async stopAll(): Promise<void> {
     this.stopping = true;
@@ -92,6 +99,7 @@ export class Supervisor {
     if (spec === undefined || this.stopping) return;
     const child = this.processes.start(name, spec.args, spec.env);
     this.running.set(name, child);
+    this.starts.set(name, [...(this.starts.get(name) ?? []), child]);
     const record = this.records.get(name) ?? { starts: 0, exits: [] };
     record.starts += 1;
     this.records.set(name, record);

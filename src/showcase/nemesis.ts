@@ -13,15 +13,24 @@
  *   db-cut             every connection of worker-a cut, new ones refused, for the hold
  *   commit-reply-drop  the reply to worker-a's next batch COMMIT swallowed on the wire
  *                      (the commit happens; the worker cannot know): healed when it fires
+ *   primary-kill, switchover, primary-isolated
+ *                      the HA database's failovers (nemesis-failover.ts); the old primary's
+ *                      rejoin goes on beside the next faults, as a broker's restart does
+ *
+ * A database fault (a crash, an absence, a failover) opens a write measurement when it
+ * strikes (write-probe.ts): fault → the first commit after it, and amends' own first commit.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { storeStatementNames } from '../io/store/sql/statement-names.js';
+import { operationalError } from '../kernel/amends-error.js';
 import { errorMessage } from '../kernel/error-message.js';
 import type { Supervisor } from './chaos-supervisor.js';
+import { type FailoverRecord, Failovers } from './nemesis-failover.js';
 import type { ChaosProcess, PlannedFault } from './nemesis-plan.js';
 import type { PgFaultProxy } from './pg-fault-proxy.js';
 import { bindStatementName } from './pg-fault-proxy.js';
 import { leaderOf, type PrivateStack } from './private-stack.js';
+import type { WriteMeasure, WriteProbe } from './write-probe.js';
 
 export interface FaultRecord extends PlannedFault {
   /** Seconds from the start of the load; null when it was not injected. */
@@ -30,12 +39,17 @@ export interface FaultRecord extends PlannedFault {
   /** What it hit, e.g. `broker 2 (leader of partition 0)`. */
   detail: string;
   error: string | null;
+  /** A database fault's write unavailability (write-probe.ts); null for the others. */
+  writes: WriteMeasure | null;
+  /** A failover's nodes and moments (nemesis-failover.ts); null for the others. */
+  failover: FailoverRecord | null;
 }
 
 export interface NemesisDeps {
   stack: PrivateStack;
   supervisor: Supervisor;
   proxy: PgFaultProxy;
+  probe: WriteProbe;
   sourceTopic: string;
   elapsedS: () => number;
   note: (line: string) => void;
@@ -50,8 +64,13 @@ export class Nemesis {
   private brokerRestart: Promise<void> = Promise.resolve();
   /** False after a killed broker failed to start again: no other broker is killed until it runs. */
   private brokersWhole = true;
+  private readonly failovers: Failovers | undefined;
 
-  constructor(private readonly d: NemesisDeps) {}
+  constructor(private readonly d: NemesisDeps) {
+    const ha = d.stack.ha;
+    this.failovers =
+      ha === undefined ? undefined : new Failovers({ ha, probe: d.probe, elapsedS: d.elapsedS, note: d.note });
+  }
 
   /** Injects and heals `plan` in order; stops early (healing what it holds) when `signal` fires. */
   async run(plan: readonly PlannedFault[], signal: AbortSignal): Promise<void> {
@@ -60,7 +79,15 @@ export class Nemesis {
       if (wait > 0) await sleep(wait);
       if (signal.aborted) break;
       if (planned.kind === 'broker-kill') await this.brokerRestart;
-      const record: FaultRecord = { ...planned, injected_s: null, healed_s: null, detail: '', error: null };
+      const record: FaultRecord = {
+        ...planned,
+        injected_s: null,
+        healed_s: null,
+        detail: '',
+        error: null,
+        writes: null,
+        failover: null,
+      };
       this.faults.push(record);
       try {
         await this.inject(record);
@@ -71,9 +98,10 @@ export class Nemesis {
     }
   }
 
-  /** Waits for heals still under way (a broker's restart). */
+  /** Waits for heals still under way (a broker's restart, an old primary's rejoin). */
   async settle(): Promise<void> {
     await this.brokerRestart;
+    await this.failovers?.settle();
   }
 
   private async inject(f: FaultRecord): Promise<void> {
@@ -106,14 +134,17 @@ export class Nemesis {
       case 'broker-kill':
         return this.killBroker(f, mark);
       case 'db-restart':
-      case 'db-away':
+      case 'db-away': {
         f.detail = `PostgreSQL stopped at once${f.kind === 'db-away' ? ` for ${(f.hold_ms / 1000).toFixed(1)} s` : ', then started'}`;
+        const struckMs = Date.now();
         await this.d.stack.killDatabase();
+        f.writes = this.d.probe.measure({ struckMs, afterMs: Date.now() });
         mark('injected');
         if (f.hold_ms > 0) await sleep(f.hold_ms);
         await this.d.stack.startDatabase();
         mark('healed');
         return;
+      }
       case 'db-cut':
         f.detail = `worker-a's connections cut, new ones refused, for ${(f.hold_ms / 1000).toFixed(1)} s`;
         mark('injected');
@@ -122,6 +153,11 @@ export class Nemesis {
         return;
       case 'commit-reply-drop':
         return this.dropCommitReply(f, mark);
+      case 'primary-kill':
+      case 'switchover':
+      case 'primary-isolated':
+        if (this.failovers === undefined) throw operationalError(`${f.kind} needs the HA database (--database ha)`);
+        return this.failovers.inject(f, mark);
     }
   }
 

@@ -9,6 +9,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { HaNode, HaStatus } from '../../src/showcase/ha-control.js';
 import {
   lastLine,
   type PrivateStackOptions,
@@ -22,19 +23,8 @@ const credentials = 'amends:amends-local-only';
 /** The stack's superuser (local-only, like every secret of the stack): pg_stat_replication's details. */
 const superuser = 'postgres:amends-local-only';
 
-export interface HaNode {
-  name: string;
-  /** primary, sync-standby, replica, starting or down (stack.sh ha-status). */
-  role: string;
-  address: string;
-}
-
-export interface HaStatus {
-  nodes: HaNode[];
-  /** The node HAProxy's primary port leads to ('' when none). */
-  primaryRoute: string;
-  replicaRoute: string;
-}
+/** The shape the chaos run's HA control reads too (ha-control.ts), from `stack.sh ha-status` here. */
+export type { HaNode, HaStatus } from '../../src/showcase/ha-control.js';
 
 export class PrivateHaStack {
   readonly databaseUrl: string;

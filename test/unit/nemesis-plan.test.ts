@@ -3,11 +3,26 @@
  * of a 60 s run holds what issue 17 asks of one: at least six faults of at least four kinds,
  * a broker and a database fault among them, every hold within the outage budget, the
  * database away past one operation's budget, broker faults far enough apart to restart.
+ * Against the HA database (issue 33) every 60 s plan also fails the primary over in each of
+ * the three ways, failovers far enough apart for the old primary to rejoin.
  */
 import { describe, expect, it } from 'vitest';
-import { faultKinds, type NemesisLimits, planFaults } from '../../src/showcase/nemesis-plan.js';
+import {
+  databaseKinds,
+  failoverKinds,
+  faultKinds,
+  type NemesisLimits,
+  planFaults,
+} from '../../src/showcase/nemesis-plan.js';
 
-const limits: NemesisLimits = { durationMs: 60_000, outageBudgetMs: 30_000, operationBudgetMs: 20_000, partitions: 2 };
+const limits: NemesisLimits = {
+  durationMs: 60_000,
+  outageBudgetMs: 30_000,
+  operationBudgetMs: 20_000,
+  partitions: 2,
+  database: 'single',
+};
+const ha: NemesisLimits = { ...limits, database: 'ha' };
 
 describe('the nemesis plan', () => {
   it('is the same for the same seed, and another for another seed', () => {
@@ -47,11 +62,14 @@ describe('the nemesis plan', () => {
     }
   });
 
-  it('gives a 600 s run every kind of fault (seeds 0-199)', () => {
+  it("gives a 600 s run every kind of its database's faults, and none of the other's (seeds 0-199)", () => {
     for (let seed = 0; seed < 200; seed++) {
-      const kinds = new Set(planFaults(seed, { ...limits, durationMs: 600_000 }).map((f) => f.kind));
-      expect([...kinds].sort(), `seed ${seed}`).toEqual([...faultKinds].sort());
+      for (const l of [limits, ha]) {
+        const kinds = new Set(planFaults(seed, { ...l, durationMs: 600_000 }).map((f) => f.kind));
+        expect([...kinds].sort(), `seed ${seed} ${l.database}`).toEqual([...databaseKinds[l.database]].sort());
+      }
     }
+    expect(new Set([...databaseKinds.single, ...databaseKinds.ha])).toEqual(new Set(faultKinds));
   });
 
   it("plans no database absence when one operation's budget leaves no room for it within the outage budget", () => {
@@ -59,5 +77,38 @@ describe('the nemesis plan', () => {
     for (let seed = 0; seed < 200; seed++) {
       expect(planFaults(seed, tight).some((f) => f.kind === 'db-away')).toBe(false);
     }
+  });
+
+  it('fails the HA primary over in all three ways in every 60 s run, beside a broker kill (seeds 0-1999)', () => {
+    for (let seed = 0; seed < 2_000; seed++) {
+      const plan = planFaults(seed, ha);
+      const kinds = new Set(plan.map((f) => f.kind));
+      expect(plan.length, `seed ${seed}`).toBeGreaterThanOrEqual(6);
+      for (const kind of [...failoverKinds, 'broker-kill'] as const)
+        expect(kinds.has(kind), `seed ${seed} ${kind}`).toBe(true);
+      expect(kinds.has('db-restart') || kinds.has('db-away'), `seed ${seed}`).toBe(false);
+    }
+  });
+
+  it('spaces HA failovers 15 s apart and cuts the primary off for longer than its leader key lives (seeds 0-999, 600 s)', () => {
+    const long = { ...ha, durationMs: 600_000 };
+    for (let seed = 0; seed < 1_000; seed++) {
+      let lastFailoverEnd = -Infinity;
+      for (const f of planFaults(seed, long)) {
+        if (!failoverKinds.includes(f.kind)) continue;
+        expect(f.at_ms - lastFailoverEnd, `seed ${seed} fault ${f.n}`).toBeGreaterThanOrEqual(15_000);
+        if (f.kind === 'primary-isolated') {
+          expect(f.hold_ms).toBeGreaterThanOrEqual(14_000);
+          expect(f.hold_ms).toBeLessThanOrEqual(18_000);
+        } else expect(f.hold_ms).toBe(0);
+        expect(f.target).toBe('the primary');
+        lastFailoverEnd = f.at_ms + f.hold_ms;
+      }
+    }
+  });
+
+  it('plans the same HA run for the same seed, and another than the single database', () => {
+    expect(planFaults(3, ha)).toEqual(planFaults(3, ha));
+    expect(planFaults(3, ha)).not.toEqual(planFaults(3, limits));
   });
 });

@@ -1,6 +1,6 @@
 /**
- * `amendsctl chaos [--duration S] [--seed N] [--json]` (issue 17): a seeded chaos run on a
- * private stack of its own, ending in the verifier. The run is src/showcase/chaos-run.ts; this
+ * `amendsctl chaos [--database single|ha] [--duration S] [--seed N] [--json]` (issues 17, 33):
+ * a seeded chaos run on a private stack of its own, ending in the verifier. The run is src/showcase/chaos-run.ts; this
  * file is the command: flags, progress lines, Ctrl-C, the report and the exit code.
  */
 import { randomBytes, randomInt } from 'node:crypto';
@@ -8,8 +8,18 @@ import { mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { operationalError, usageError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
-import { type ChaosReport, judge, reportJson, writeChaosReport } from '../../showcase/chaos-report.js';
+import {
+  type ChaosReport,
+  judge,
+  reportJson,
+  unavailability,
+  unavailabilityLine,
+  unknownLine,
+  writeChaosReport,
+} from '../../showcase/chaos-report.js';
 import { runChaos } from '../../showcase/chaos-run.js';
+import { type ChaosDatabase, chaosDatabases } from '../../showcase/nemesis-plan.js';
+import { PrivateStack } from '../../showcase/private-stack.js';
 import { defineCommand } from '../command.js';
 import { exitCodes } from '../exit.js';
 import { refuseArguments } from '../flag-check.js';
@@ -28,7 +38,7 @@ const defaults = {
 export const chaosCommand = defineCommand({
   name: 'chaos',
   summary: 'seeded faults against a private 3-broker cluster and database, ending in the verifier',
-  help: `chaos [--duration ${defaults.duration}] [--seed N] [--json]
+  help: `chaos [--database single|ha] [--duration ${defaults.duration}] [--seed N] [--json]
 
   Starts a private 3-broker KRaft cluster and a PostgreSQL of its own under .stack/chaos
   (brokers on ${defaults.brokerPort}, ${defaults.brokerPort + 100}, ${defaults.brokerPort + 200}; database on ${defaults.pgPort}: a user's stack is never touched),
@@ -42,12 +52,21 @@ export const chaosCommand = defineCommand({
   the reply to one of its COMMITs dropped. Then it heals everything, drains, stops the
   processes, runs amendsctl verify and stops the stack.
 
+  --database ha runs the database as Patroni's two PostgreSQL nodes (synchronous
+  replication, etcd, HAProxy on ${defaults.pgPort}; ports up to ${defaults.pgPort + 22}), and its database faults are
+  failovers instead of one server's crash and absence: the primary's postmaster SIGKILLed,
+  a patronictl switchover, and the primary cut off from etcd and from HAProxy until the
+  standby is promoted. A write probe measures each database fault's unavailability (fault
+  -> first commit on the new primary, the longest pause, amends' own first commit), and the
+  workers' logs show how each unknown commit outcome was resolved: both are in the report.
+
   The same seed plans the same faults and the same load (what the machine does in between
   differs). Report: artifacts/chaos/<run-id>/report.json and report.md, with every process's
   log. Exit 0 only on PASS: the verifier passed and no process exited without a fault that
   kills it; 3 FAIL, 4 INCOMPLETE (not drained), 1 when the run could not finish.
 
   Flags
+    --database D         single (one PostgreSQL, the default) or ha (Patroni, etcd, HAProxy)
     --duration S         seconds of load and faults (default ${defaults.duration}; npm run chaos: 600)
     --seed N             the faults' and the load's seed (default: random, printed)
     --outage-budget-s S  the processes' outage budget (default ${defaults.outageBudgetS})
@@ -57,9 +76,11 @@ export const chaosCommand = defineCommand({
     --drain-budget-s S   how long the chain may take to drain after the faults (default ${defaults.drainBudgetS})
     --json               print the report as one JSON document on stdout
 
-  Example
-    $ amendsctl chaos --duration 60 --seed 7`,
+  Examples
+    $ amendsctl chaos --duration 60 --seed 7
+    $ amendsctl chaos --database ha --duration 120 --seed 3`,
   flags: {
+    database: { type: 'string', default: 'single' },
     duration: { type: 'number', default: defaults.duration },
     seed: { type: 'number' },
     outageBudgetS: { type: 'number', default: defaults.outageBudgetS },
@@ -73,6 +94,10 @@ export const chaosCommand = defineCommand({
     refuseArguments(cli.input);
     const f = cli.flags;
     checkRanges(f);
+    const database = f.database as ChaosDatabase;
+    if (!chaosDatabases.includes(database)) {
+      throw usageError(`--database must be one of ${chaosDatabases.join(', ')}, got ${JSON.stringify(f.database)}`);
+    }
     const seed = f.seed ?? randomInt(0, 2 ** 31 - 1);
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').toLowerCase();
     const runId = `${stamp}-${randomBytes(2).toString('hex')}`;
@@ -80,7 +105,7 @@ export const chaosCommand = defineCommand({
     mkdirSync(runDir, { recursive: true });
     const note = (line: string) => io.stderr.write(`chaos: ${line}\n`);
     note(`run ${runId}, seed ${seed}: evidence in ${relative(process.cwd(), runDir)}`);
-    const report = emptyReport(runId, seed, f);
+    const report = emptyReport(runId, seed, database, f);
     const abort = new AbortController();
     const onInterrupt = () =>
       abort.abort(operationalError('interrupted: healing, then stopping every process and the stack'));
@@ -97,6 +122,7 @@ export const chaosCommand = defineCommand({
           recordsPerSecond: f.rate,
           brokerPort: f.brokerPort,
           pgPort: f.pgPort,
+          database,
           drainBudgetS: f.drainBudgetS,
           note,
           signal: abort.signal,
@@ -112,6 +138,7 @@ export const chaosCommand = defineCommand({
     report.finished_at = new Date().toISOString();
     Object.assign(report, judge(report));
     writeChaosReport(runDir, report);
+    keepOrRemoveStack(report, note);
     if (f.json) io.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
     else io.stdout.write(summary(report, runDir));
     return {
@@ -122,6 +149,16 @@ export const chaosCommand = defineCommand({
     }[report.verdict];
   },
 });
+
+/**
+ * A passing run's stack directory is removed; any other keeps it (its brokers', Patroni's and
+ * PostgreSQL's logs) until the next run.
+ */
+function keepOrRemoveStack(report: ChaosReport, note: (line: string) => void): void {
+  if (report.stack === null) return;
+  if (report.verdict === 'PASS' && PrivateStack.removeStopped(report.stack.dir)) return;
+  note(`the private stack's directory stays for its logs until the next run: ${report.stack.dir}`);
+}
 
 type NumericFlag = 'duration' | 'seed' | 'outageBudgetS' | 'rate' | 'brokerPort' | 'pgPort' | 'drainBudgetS';
 
@@ -145,10 +182,12 @@ function checkRanges(f: Partial<Record<NumericFlag, number>>): void {
 function emptyReport(
   runId: string,
   seed: number,
+  database: ChaosDatabase,
   f: { duration: number; outageBudgetS: number; rate: number },
 ): ChaosReport {
   return {
     run_id: runId,
+    database,
     seed,
     duration_s: f.duration,
     outage_budget_s: f.outageBudgetS,
@@ -157,7 +196,7 @@ function emptyReport(
     finished_at: '',
     verdict: 'ERROR',
     reasons: [],
-    replay: `amendsctl chaos --duration ${f.duration} --seed ${seed}`,
+    replay: `amendsctl chaos${database === 'ha' ? ' --database ha' : ''} --duration ${f.duration} --seed ${seed}`,
     stack: null,
     faults: [],
     load: [],
@@ -166,6 +205,7 @@ function emptyReport(
     unexpected_exits: [],
     drain_s: null,
     verify: null,
+    unknown_outcomes: null,
   };
 }
 
@@ -174,12 +214,14 @@ function summary(report: ChaosReport, runDir: string): string {
   const kinds = new Set(injected.map((x) => x.kind));
   const counts = (report.verify?.counts ?? {}) as Record<string, unknown>;
   return [
-    `chaos ${report.run_id} (seed ${report.seed}): ${report.verdict}`,
+    `chaos ${report.run_id} (database ${report.database}, seed ${report.seed}): ${report.verdict}`,
     `  ${injected.length} faults of ${kinds.size} kinds (${[...kinds].join(', ')})`,
     `  restarts: ${[...report.supervisor].map(([n, r]) => `${n} ${r.starts - 1}`).join(', ')}; unexpected exits: ${report.unexpected_exits.length}`,
     `  verify: ${Object.entries(counts)
       .map(([k, v]) => `${k} ${String(v)}`)
       .join(', ')}`,
+    ...unavailability(report).map((r) => `  ${unavailabilityLine(r)}`),
+    `  ${unknownLine(report.unknown_outcomes)}`,
     ...report.reasons.map((r) => `  reason: ${r}`),
     `  replay: ${report.replay}`,
     `  report: ${relative(process.cwd(), join(runDir, 'report.md'))} and report.json`,
