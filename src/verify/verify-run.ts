@@ -71,7 +71,7 @@ export interface VerifyOptions {
 
 export async function runVerify(options: VerifyOptions): Promise<VerifyDocument> {
   const { manifest, databaseUrl } = options;
-  const { namespace, source_incarnation: incarnation } = manifest.config;
+  const { source_incarnation: incarnation } = manifest.config;
   const applicationName = options.applicationName ?? `amends verify pid ${process.pid}`;
   const waitMs = options.guardWaitMs ?? defaultGuardWaitMs;
   // Read-only sessions, no migration, no registration (the read role runs verify): a

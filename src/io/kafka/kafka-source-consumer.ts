@@ -37,8 +37,8 @@ import { BrokerReach } from './broker-reach.js';
 import { FairPartitionBuffer, type QueueReader } from './fair-partition-buffer.js';
 import { describeKafkaError, viaCallback } from './kafka-connection.js';
 import { kafkaClientCloseTimeoutMs, kafkaConnectTimeoutMs } from './kafka-timeouts.js';
+import { polledRecord } from './polled-record.js';
 import { waitForFirstRecordOnly } from './rdkafka-consumer-shim.js';
-import { bytesOf } from './record-bytes.js';
 import {
   type KafkaSourceConsumerOptions,
   pollWaitMsOf,
@@ -46,7 +46,7 @@ import {
   unassignedPollWaitMs,
 } from './source-consumer-options.js';
 import { SourceConsumerPhase } from './source-consumer-phase.js';
-import { sourcePollFailure } from './source-poll-failure.js';
+import { isFatal, sourcePollFailure } from './source-poll-failure.js';
 import { type PendingRebalance, rebalanceRequest } from './source-rebalance.js';
 
 export class KafkaSourceConsumer implements SourceConsumer {
@@ -90,6 +90,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
         },
         // The answers to commitFrontier's asynchronous commits, served inside poll like the rebalance.
         offset_commit_cb: (error: RdKafka.LibrdKafkaError | null) => {
+          if (error) adapter.noteFatal(error);
           options.onGroupOffsetCommit?.({ ok: !error, detail: error ? describeKafkaError(error) : null });
         },
       },
@@ -97,7 +98,10 @@ export class KafkaSourceConsumer implements SourceConsumer {
     );
     waitForFirstRecordOnly(this.consumer);
     this.reach.watch(this.consumer);
-    this.consumer.on('event.error', (error) => options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`));
+    this.consumer.on('event.error', (error) => {
+      this.noteFatal(error);
+      options.onClientError?.(`kafka consumer: ${describeKafkaError(error)}`);
+    });
   }
 
   /** Connects (metadata for the source topic only) and subscribes; the group join happens in `poll`. */
@@ -137,6 +141,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
       this.consumer.commit({ topic: this.options.topic, partition, offset: frontier });
       return true;
     } catch (error) {
+      this.noteFatal(error);
       this.options.onGroupOffsetCommit?.({ ok: false, detail: describeKafkaError(error) });
       return false;
     }
@@ -216,7 +221,7 @@ export class KafkaSourceConsumer implements SourceConsumer {
       }
       throw this.pollError(error);
     }
-    return batch.map((message) => this.toSourceRecord(message));
+    return batch.map((message) => polledRecord(message, this.options.topic));
   }
 
   /** An application pause outlives unassign / assign in librdkafka: lift every one we made. */
@@ -370,18 +375,6 @@ export class KafkaSourceConsumer implements SourceConsumer {
     this.pending = null;
   }
 
-  private toSourceRecord(message: RdKafka.Message): SourceRecord {
-    assertInvariant(message.topic === this.options.topic, `polled a record of ${message.topic}`);
-    // int64 offsets arrive as JS numbers: beyond 2^53 they would be silently rounded.
-    assertInvariant(Number.isSafeInteger(message.offset) && message.offset >= 0, `polled offset ${message.offset}`);
-    return {
-      partition: message.partition,
-      offset: message.offset,
-      key: bytesOf(message.key),
-      value: bytesOf(message.value),
-    };
-  }
-
   get fencedAsStaticMember(): boolean {
     return this.fenced;
   }
@@ -390,6 +383,12 @@ export class KafkaSourceConsumer implements SourceConsumer {
     const failure = sourcePollFailure(error, this.options.instanceId);
     this.fenced ||= failure.fenced;
     return failure.error;
+  }
+
+  /** A fatal error on a commit's answer (seen in chaos: the worker then idled on a dead client)
+   * fails the next poll as a fence, so the worker rejoins with a new one (worker-composition.ts). */
+  private noteFatal(error: unknown): void {
+    if (isFatal(error)) this.callbackFailure ??= this.pollError(error);
   }
 
   private throwIfUnusable(what: string): void {

@@ -11,9 +11,14 @@ import { describeKafkaError, kafkaErrorCode } from './kafka-connection.js';
 const errAutoOffsetReset = RdKafka.CODES.ERRORS.ERR__AUTO_OFFSET_RESET; // -140
 const errFatal = RdKafka.CODES.ERRORS.ERR__FATAL; // -150
 
+/** librdkafka's fatal error: for a consumer, a fence as a static member. */
+export function isFatal(error: unknown): boolean {
+  return kafkaErrorCode(error) === errFatal;
+}
+
 export function sourcePollFailure(error: unknown, instanceId: string | undefined): { error: Error; fenced: boolean } {
   const code = kafkaErrorCode(error);
-  if (code === errFatal) {
+  if (isFatal(error)) {
     const detail = `the group fenced this consumer as static member ${instanceId ?? '(none)'}: another process joined the group with --instance-id ${instanceId ?? '(none)'}, or the coordinator replayed an earlier join of this one after a failover (${describeKafkaError(error)})`;
     return { error: operationalError(detail, error), fenced: true };
   }
