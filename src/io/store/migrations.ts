@@ -15,9 +15,9 @@
  * ROLLBACK, even if the process dies), then re-reads the applied versions under the lock,
  * so exactly one process applies each version and the other sees it applied.
  *
- * Read-only commands (inspect, export, verify, wait, tui) and processes started with
- * `--no-migrate` never migrate: `requireCurrentSchema` only says what is missing and which
- * command creates it. `amendsctl migrate` is the explicit step (issue 35): run by the role
+ * Read-only commands (inspect, export, explain, balances, verify, wait, tui) and processes
+ * started with `--no-migrate` never migrate: `requireCurrentSchema` only says what is missing
+ * and which command creates it. `amendsctl migrate` is the explicit step (issue 35): run by the role
  * that owns the tables.
  */
 import type pg from 'pg';
@@ -33,6 +33,7 @@ import { outboxInOutputVersionsMigration } from './migrations/0007-outbox-in-out
 import { configRevisionsMigration } from './migrations/0008-config-revisions.js';
 import { partitionClaimsMigration } from './migrations/0009-partition-claims.js';
 import { ownSchemaMigration } from './migrations/0010-own-schema.js';
+import { readApiMigration } from './migrations/0011-read-api.js';
 import type { Migration } from './migrations/migration.js';
 
 export type { Migration } from './migrations/migration.js';
@@ -48,6 +49,7 @@ export const migrations: readonly Migration[] = [
   configRevisionsMigration,
   partitionClaimsMigration,
   ownSchemaMigration,
+  readApiMigration,
 ];
 
 /**
@@ -205,7 +207,7 @@ async function createSchema(client: pg.ClientBase, schema: string): Promise<void
 
 /** What a command that does not migrate says when the schema is missing or old. */
 const migrateAdvice =
-  'run amendsctl migrate first (amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export and tui never change the database)';
+  'run amendsctl migrate first (amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export, explain, balances and tui never change the database)';
 
 /**
  * For the read-only commands and processes started with --no-migrate: the schema must exist
