@@ -21,6 +21,8 @@ const loaders: Readonly<Record<string, () => Promise<Command>>> = {
   inspect: async () => (await import('./commands/inspect.js')).inspectCommand as Command,
   wait: async () => (await import('./commands/wait.js')).waitCommand as Command,
   export: async () => (await import('./commands/export.js')).exportCommand as Command,
+  explain: async () => (await import('./commands/explain.js')).explainCommand as Command,
+  balances: async () => (await import('./commands/balances.js')).balancesCommand as Command,
   verify: async () => (await import('./commands/verify.js')).verifyCommand as Command,
   showcase: async () => (await import('./commands/showcase.js')).showcaseCommand as Command,
   chaos: async () => (await import('./commands/chaos.js')).chaosCommand as Command,

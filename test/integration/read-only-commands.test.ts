@@ -1,5 +1,5 @@
 /**
- * inspect, export and tui only read (README: Commands): an unknown namespace, a database
+ * inspect, export, explain, balances and tui only read (README: Commands): an unknown namespace, a database
  * without an amends schema, and a schema older than this build's migrations are each a
  * one-line error (exit 1), and the database is exactly as it was afterwards: no namespace
  * registered, nothing created, nothing migrated. The built binaries, the real PostgreSQL;
@@ -68,7 +68,7 @@ function runTuiInPty(manifestPath: string, env: Record<string, string>): Promise
   });
 }
 
-/** Every read-only command on `manifestPath` against `url`: inspect (human, JSON), export ×5, tui. */
+/** Every read-only command on `manifestPath` against `url`: inspect (human, JSON), export ×5, explain, balances, tui. */
 async function everyReadOnlyCommand(manifestPath: string, url: string): Promise<[string, ProcessResult][]> {
   const env = { AMENDS_DATABASE_URL: url, AMENDS_BROKERS: testBrokers };
   const runs: [string, ProcessResult][] = [];
@@ -82,6 +82,8 @@ async function everyReadOnlyCommand(manifestPath: string, url: string): Promise<
       '--what',
       what,
     ]),
+    ['explain', '--manifest', manifestPath, '--item', 'widget', '--location', 'berlin', '--day', '2026-03-05'],
+    ['balances', '--manifest', manifestPath, '--as-of', '0:0'],
   ]) {
     runs.push([args.join(' '), await runAmendsctl(args, env)]);
   }
@@ -132,7 +134,7 @@ afterAll(async () => {
   await admin.end();
 });
 
-describe('read-only commands (inspect, export, tui)', () => {
+describe('read-only commands (inspect, export, explain, balances, tui)', () => {
   it('refuse an unknown namespace in one line and register nothing', async () => {
     const schema = await freshSchema();
     const url = urlForSchema(schema);
@@ -167,7 +169,7 @@ describe('read-only commands (inspect, export, tui)', () => {
     const runs = await everyReadOnlyCommand(path, urlForSchema(schema));
     expectOneLineRefusals(
       runs,
-      /has no amends schema yet: run amendsctl migrate first \(amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export and tui never change the database\)/,
+      /has no amends schema yet: run amendsctl migrate first \(amends worker, relay, view and amendsctl source-load also migrate unless started with --no-migrate; inspect, export, explain, balances and tui never change the database\)/,
     );
     expect((await schemaState(schema)).relations).toEqual([]);
   });

@@ -67,7 +67,10 @@ describe.each(every)('$exe.program $command.name', ({ exe, command }) => {
     if (required.length === 0) return;
     const result = await run(exe, [command.name], true);
     expect(result.code).toBe(2);
-    const names = required.length === 1 ? `${required[0]} is required` : `${required.join(' and ')} are required`;
+    const names =
+      required.length === 1
+        ? `${required[0]} is required`
+        : `${required.slice(0, -1).join(', ')} and ${required.at(-1)} are required`;
     expect(result.stderr).toBe(
       `${exe.program} ${command.name}: ${names} (see ${exe.program} ${command.name} --help)\n`,
     );

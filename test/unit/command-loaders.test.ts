@@ -28,7 +28,8 @@ describe('amendsctl command loaders', () => {
       ...['source-create', 'source-adopt', 'source-load', 'output-create', 'rebuild-create', 'config-revise'],
       'manifest-recover',
       'namespace-drop',
-      ...['simulate', 'inspect', 'wait', 'export', 'verify', 'showcase', 'chaos', 'completion'],
+      ...['simulate', 'inspect', 'wait', 'export', 'explain', 'balances'],
+      ...['verify', 'showcase', 'chaos', 'completion'],
     ]);
   });
 });

@@ -26,6 +26,7 @@ import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 import { kafkaEndpointFrom, kafkaFlags, kafkaFlagsHelp } from '../kafka-flags.js';
+import { textTable } from '../text-table.js';
 
 export const inspectCommand = defineCommand({
   name: 'inspect',
@@ -190,16 +191,6 @@ export function inspectionDocument(
 
 type InspectionDocument = ReturnType<typeof inspectionDocument>;
 
-function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
-}
-
 /** One line: `ok`, or the status, what is wrong, and that the broker's numbers are withheld. */
 function statusLine(label: string, s: { status: string; detail: string | null }): string {
   if (s.status === 'ok') return `${label} ok`;
@@ -234,7 +225,7 @@ function renderInspection(d: InspectionDocument): string {
 }
 
 function partitionsTable(partitions: InspectionDocument['partitions']): string {
-  return table(
+  return textTable(
     ['partition', 'epoch', 'frontier', 'revision', 'end', 'lag', 'owner', 'last work'],
     partitions.map((p) => [
       String(p.partition),
@@ -262,7 +253,7 @@ function viewLines(view: NonNullable<InspectionDocument['view']>): string[] {
   const lines = [`view of ${view.output_topic} (${view.incarnation})`];
   if (view.output_status !== null) lines.push(statusLine('output topic', view.output_status));
   lines.push(
-    table(
+    textTable(
       ['partition', 'frontier', 'end', 'lag', 'applied', 'stale', 'duplicate'],
       view.partitions.map((p) => [
         String(p.partition),
@@ -279,7 +270,7 @@ function viewLines(view: NonNullable<InspectionDocument['view']>): string[] {
 }
 
 function workersTable(workers: InspectionDocument['workers']): string {
-  return table(
+  return textTable(
     ['worker', 'role', 'pid', 'heartbeat age', 'state'],
     workers.map((w) => [
       w.id,
@@ -292,7 +283,7 @@ function workersTable(workers: InspectionDocument['workers']): string {
 }
 
 function recentTable(recent: InspectionDocument['recent']): string {
-  return table(
+  return textTable(
     ['partition', 'offset', 'outcome', 'txn', 'rev'],
     recent.map((r) => [
       String(r.partition),

@@ -1,6 +1,6 @@
 /**
- * How the read-only commands (inspect, export, tui, verify) open the database of a namespace: no
- * migration, no registration, read-only sessions. Looking at something must not create it:
+ * How the read-only commands (inspect, export, explain, balances, tui, verify) open the
+ * database of a namespace: no migration, no registration, read-only sessions. Looking at something must not create it:
  * an inspect with a mistyped manifest would otherwise register a namespace (or migrate a
  * database) that nobody asked for, and every later command would then accept it.
  */

@@ -1,0 +1,137 @@
+/**
+ * `amendsctl explain --manifest M --item I --location L --day D [--as-of P:O | --as-of-time T]
+ * [--envelopes] [--json]` (docs/design.md#explain, issue 36): why a day's closing is what it is.
+ * Everything is read through the SQL read API in one read-only snapshot, so what it prints is
+ * what a BI tool reading `contributions_as_of` and `versions_as_of` sees.
+ *
+ * One line and exit 1 for: a key that is not a stock key of the namespace, a day that never had
+ * a balance (no transaction ever posted on it), a day that had none yet at the bound, and a
+ * position beyond a frontier (as-of-flags.ts).
+ */
+import { latestConfig } from '../../domain/config-revision.js';
+import { stockKeyTerms } from '../../domain/stock-key-terms.js';
+import { isCalendarDate } from '../../domain/text-rules.js';
+import { withPooledClient } from '../../io/store/pooled-client.js';
+import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
+import { readApiSchema, readContributions, readDayVersions } from '../../io/store/read-api.js';
+import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
+import { readRevisions } from '../../io/store/revision-registry.js';
+import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { type AsOfRequest, asOfFlags, asOfFlagsHelp, asOfRequest, describeAsOf, resolveAsOf } from '../as-of-flags.js';
+import { defineCommand } from '../command.js';
+import { type ExplainInput, explanationDocument, renderExplanation } from '../explain-report.js';
+import { refuseArguments } from '../flag-check.js';
+import { readManifestFile } from '../input-files.js';
+
+export const explainCommand = defineCommand({
+  name: 'explain',
+  summary: "show why a day's closing is what it is: its transactions and its versions",
+  help: `explain --manifest M --item I --location L --day D [--as-of P:O | --as-of-time T] [--envelopes] [--json]
+
+  Decomposes the closing balance of (I, L) on day D into the key's opening plus each
+  transaction that makes it up: its txn, authoritative revision, qty, day, the source
+  partition and offset of that revision and when it was decided. They sum exactly to the
+  closing. Then the day's version history: each version's closing, status, whether it is a
+  retraction, and the decision that caused it (source coordinates, outcome, txn, revision).
+
+  As of now by default: everything decided when the command starts. --as-of answers as of a
+  source position (partition P up to and including offset O), --as-of-time as of the
+  decisions committed at or before a time. Reads only, through the SQL read API
+  (docs/design.md#sql-read-api); needs AMENDS_DATABASE_URL and a registered namespace.
+
+  A key that is not a stock key of the namespace, a day that never had a balance (no
+  transaction was ever posted on it), a day without a balance yet at the bound, and a
+  position beyond a partition's frontier are each one line, exit 1.
+
+  Flags
+    --manifest M      the namespace's manifest (required)
+    --item I          the stock key's item (required)
+    --location L      the stock key's location (required)
+    --day D           the day, YYYY-MM-DD (required)
+${asOfFlagsHelp(18)}
+    --envelopes       each transaction's raw key and envelope too (JSON: base64; text: the envelope)
+    --json            one JSON document instead of text
+
+  Example
+    $ amendsctl explain --manifest manifest.json --item widget --location berlin --day 2026-03-05 --as-of 0:7`,
+  flags: {
+    manifest: { type: 'string', isRequired: true },
+    item: { type: 'string', isRequired: true },
+    location: { type: 'string', isRequired: true },
+    day: { type: 'string', isRequired: true },
+    ...asOfFlags,
+    envelopes: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+  async run(cli, io) {
+    const { item, location, day } = cli.flags as { item: string; location: string; day: string };
+    if (!isCalendarDate(day)) throw usageError(`--day ${JSON.stringify(day)} is not a calendar date YYYY-MM-DD`);
+    const request = asOfRequest(cli.flags);
+    refuseArguments(cli.input);
+    const databaseUrl = databaseUrlFrom(io.env);
+    const manifest = await readManifestFile(cli.flags.manifest as string);
+    const namespace = manifest.config.namespace;
+    const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl explain');
+    let input: ExplainInput;
+    try {
+      const config = latestConfig({
+        base: manifest.config,
+        revisions: await readRevisions(db.pool, manifest.config),
+      });
+      const terms = stockKeyTerms(config, item, location);
+      if (terms === undefined) {
+        throw invalidInput(
+          `${item}@${location} is not a stock key of namespace ${namespace}: check --item and --location (amendsctl export --what revisions shows the configuration)`,
+        );
+      }
+      const key = { namespace, item, location, day };
+      input = await withPooledClient(db.pool, (client) => readExplanation(client, key, terms.opening, request)).catch(
+        (error: unknown) => {
+          throw describeDatabaseError(error, databaseUrl, `explaining ${item}@${location} ${day}`);
+        },
+      );
+    } finally {
+      await db.close();
+    }
+    const document = explanationDocument({ ...input, envelopes: cli.flags.envelopes as boolean });
+    io.stdout.write(cli.flags.json ? `${JSON.stringify(document)}\n` : renderExplanation(document));
+    return 0;
+  },
+});
+
+type Key = { namespace: string; item: string; location: string; day: string };
+
+/** Everything explain prints, read in one read-only snapshot. */
+async function readExplanation(
+  client: Parameters<typeof readApiSchema>[0],
+  key: Key,
+  opening: number,
+  request: AsOfRequest,
+): Promise<ExplainInput> {
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  try {
+    const api = await readApiSchema(client);
+    const asOf = await resolveAsOf(client, api, key.namespace, request);
+    const all = await readDayVersions(client, api, key);
+    const first = all[0];
+    const label = `${key.item}@${key.location} ${key.day}`;
+    if (first === undefined) {
+      throw invalidInput(
+        `${label} never had a balance: no transaction was ever posted on that day (a closing exists only for days with posts)`,
+      );
+    }
+    const versions = all.filter((v) => v.cause.offset <= (asOf.through[v.cause.partition] ?? -1));
+    const current = versions[versions.length - 1];
+    if (current === undefined) {
+      throw invalidInput(
+        `${label} had no balance yet ${describeAsOf(asOf)}: its version 1 was caused at ${first.cause.partition}:${first.cause.offset}`,
+      );
+    }
+    const contributions = current.retracted ? null : await readContributions(client, api, key, asOf.through);
+    await client.query('COMMIT');
+    return { ...key, opening, asOf, versions, later: all.length - versions.length, contributions, envelopes: false };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
