@@ -62,6 +62,9 @@ export const measuredFileSeconds: Readonly<Record<string, number>> = {
   'test/integration/source-adopt.test.ts': 6,
   'test/integration/worker-static-fence.test.ts': 5,
   'test/integration/worker-fairness.test.ts': 5,
+  // Measured beside other work (load average 4-9), not alone: issue 36's 200,000-record ledger.
+  'test/integration/read-api-vs-oracle.test.ts': 55,
+  'test/integration/read-api-plans.test.ts': 10,
 };
 
 /**
