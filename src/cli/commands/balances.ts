@@ -12,6 +12,7 @@ import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.
 import { readApiSchema } from '../../io/store/read-api.js';
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
+import { keyOrderSessionSql } from '../../verify/export-queries.js';
 import { asOfFlags, asOfFlagsHelp, asOfRequest, resolveAsOf } from '../as-of-flags.js';
 import { type BalanceFormat, balanceFormats, balanceWriter } from '../balance-formats.js';
 import { defineCommand } from '../command.js';
@@ -92,6 +93,8 @@ ${asOfFlagsHelp(18)}
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl balances');
     try {
       await withPooledClient(db.pool, async (client) => {
+        // No page read needs a sort, whatever the statistics say (export-queries.ts, issue 34).
+        await client.query(keyOrderSessionSql);
         const api = await readApiSchema(client);
         const { through } = await resolveAsOf(client, api, namespace, request);
         await writeBalances(io.stdout, format as BalanceFormat, readBalances(client, api, namespace, filter, through));

@@ -17,6 +17,7 @@ import { readApiSchema, readContributions, readDayVersions } from '../../io/stor
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { readRevisions } from '../../io/store/revision-registry.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
+import { keyOrderReadsSql } from '../../verify/export-queries.js';
 import { type AsOfRequest, asOfFlags, asOfFlagsHelp, asOfRequest, describeAsOf, resolveAsOf } from '../as-of-flags.js';
 import { defineCommand } from '../command.js';
 import { type ExplainInput, explanationDocument, renderExplanation } from '../explain-report.js';
@@ -110,6 +111,8 @@ async function readExplanation(
 ): Promise<ExplainInput> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
+    // Index ranges whatever the statistics say (export-queries.ts, issue 34).
+    await client.query(keyOrderReadsSql);
     const api = await readApiSchema(client);
     const asOf = await resolveAsOf(client, api, key.namespace, request);
     const all = await readDayVersions(client, api, key);

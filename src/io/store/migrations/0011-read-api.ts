@@ -22,14 +22,18 @@ import type { Migration } from './migration.js';
  * offset; a NULL or missing element bounds nothing (everything decided there). A version is in
  * when its cause offset is at or below its partition's bound; a transaction's revision as of the
  * bound is its last APPLIED decision at or below it (a stock key's records all lie on its
- * partition, docs/design.md#configuration). `positions_at` turns a time into such an array: per partition the last
- * offset decided at or before it (`decisions.decided_at`, the batch statement's transaction time,
+ * partition, docs/design.md#configuration). `positions_at` turns a time into such an array: per
+ * partition the last offset decided at or before it (`decisions.decided_at`, the batch statement's transaction time,
  * which grows with the offset on a partition: one batch commits after the other).
  *
  * The index `decisions_applied_by_txn` finds a transaction's revision as of a bound in one step
- * (its last APPLIED decision at or before it). It costs one index entry per APPLIED decision in
+ * (its last APPLIED decision at or below it). It costs one index entry per APPLIED decision in
  * the batch statement's insert (the statement itself is unchanged). Built once here over the
- * existing decisions, which may take a while on a large ledger.
+ * existing decisions, which may take a while on a large ledger. It names no partition, and
+ * neither does the probe (a key's decisions all lie on its partition): so no other index can
+ * give the probe its order, and no statistics can make the planner walk a partition's
+ * decisions backwards instead (with the partition named, `decisions_pkey` could, and a database
+ * analyzed while empty chose it: test/integration/read-api-plans.test.ts).
  *
  * The API schema's name is the internal schema's with `_api` appended (read-api-schema.ts), so
  * each migrated schema (a test's, a second deployment's) has its own API beside it.
@@ -173,7 +177,6 @@ const apiDefinitions = `
         SELECT a.txn, a.rev, a.op, a.day, a.qty, a.partition, a.record_offset, a.decided_at, a.raw_key, a.raw_value
           FROM @api.applied_revisions a
          WHERE a.namespace_id = t.namespace_id AND a.item = t.item AND a.location = t.location AND a.txn = t.txn
-           AND a.partition = t.cause_partition
            AND a.record_offset <= least(t.cause_offset, @api.bound(contributions_as_of.through, t.cause_partition))
          ORDER BY a.record_offset DESC
          LIMIT 1) r
@@ -227,7 +230,7 @@ export const readApiMigration: Migration = {
   // Indexing a large ledger's decisions once may take longer than a normal statement.
   statementTimeoutMs: 3_600_000,
   sql: ({ schema }) => `
-    CREATE INDEX decisions_applied_by_txn ON decisions (ns, item, location, txn, partition, record_offset)
+    CREATE INDEX decisions_applied_by_txn ON decisions (ns, item, location, txn, record_offset)
       WHERE outcome = 'APPLIED';
 
     -- Created only when missing: creating a schema needs CREATE on the database, which a migrate
