@@ -1,7 +1,8 @@
 /**
  * Users' data survives the schema upgrades (migration 0005, day totals; 0006, namespace ids;
  * 0007, the outbox in the output versions; 0008, configuration revisions; 0009, claims; 0010,
- * amends' own schema): a database written as an older build wrote it (its migrations, its batch
+ * amends' own schema; 0011, the SQL read API, whose balances and explain then answer over the
+ * converted rows): a database written as an older build wrote it (its migrations, its batch
  * statement: store-v4-writer.ts … store-v9-writer.ts; its tables in `public`, where every build
  * before 0010 kept them) over a real source topic is opened by this build,
  * which converts it in place and moves it into the schema `amends`. Then: every row the old build wrote is unchanged (the namespace
@@ -177,6 +178,31 @@ function moreRecords(): string {
 }
 
 /**
+ * The read API (0010) over the converted rows: `balances` prints each day's latest version that
+ * export printed, retractions left out, and `explain` of a key's last day adds up (it checks its
+ * sum against the stored closing).
+ */
+async function expectReadApiOnConverted(env: Record<string, string>, source: TestSource, outputs: string) {
+  const latest = new Map<string, Record<string, unknown>>();
+  for (const line of outputs.trim().split('\n')) {
+    const v = JSON.parse(line);
+    latest.set(JSON.stringify([v.item, v.location, v.day]), v);
+  }
+  const want = [...latest.values()]
+    .filter((v) => !v.retracted)
+    .map(({ item, location, day, closing, status, version, cause }) =>
+      JSON.stringify({ item, location, day, closing, status, version, cause }),
+    );
+  const balances = await runAmendsctl(['balances', '--manifest', source.manifestPath, '--format', 'jsonl'], env);
+  expect(balances.code, balances.stderr).toBe(0);
+  expect(balances.stdout.trim().split('\n')).toEqual(want);
+  const day = JSON.parse(want[want.length - 1] as string).day;
+  const args = ['--manifest', source.manifestPath, '--item', 'widget', '--location', 'berlin', '--day', day, '--json'];
+  const explained = await runAmendsctl(['explain', ...args], env);
+  expect(explained.code, explained.stderr).toBe(0);
+}
+
+/**
  * The whole story for one older build: write its database, open it with this build, check the
  * rows, verify and export, then let a worker of this build go on and check again.
  */
@@ -240,6 +266,7 @@ async function upgradeAndGoOn(old: OldBuild): Promise<void> {
   for (const [what, text] of Object.entries(exportedBefore)) {
     expect(firstRun.exports[what as ExportWhat], what).toBe(text);
   }
+  await expectReadApiOnConverted(env, source, firstRun.exports.outputs);
 
   // A worker of this build decides on: a correction of the first filler day and a new post.
   const second = scratchFile(`${source.topic}.second.jsonl`, moreRecords());
