@@ -25,7 +25,8 @@ import type { SourceRecord } from '../../src/domain/source-record.js';
 import { listedStockKeys } from '../../src/domain/stock-key-terms.js';
 import { readBalances } from '../../src/io/store/balance-pages.js';
 import { Database } from '../../src/io/store/postgres.js';
-import { readApiSchema, readContributions, readDayVersions } from '../../src/io/store/read-api.js';
+import { readContributions, readDayVersions } from '../../src/io/store/read-api.js';
+import { apiSchemaFor } from '../../src/io/store/read-api-schema.js';
 import { keyOrderSessionSql } from '../../src/verify/export-queries.js';
 import { OracleKeyRules } from '../../src/verify/oracle-key-terms.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
@@ -46,10 +47,11 @@ const schemas = new TestSchemas(admin, 'amends_test_api_oracle');
 beforeAll(async () => {
   await admin.connect();
   // A schema of its own, migrated by this build: the API is exactly this build's.
-  db = await Database.open(urlForSchema(await schemas.fresh()), 'amends-test read api vs oracle');
+  const url = urlForSchema(await schemas.fresh());
+  db = await Database.open(url, 'amends-test read api vs oracle');
   reader = await db.pool.connect();
   await reader.query(keyOrderSessionSql);
-  api = await readApiSchema(reader);
+  api = apiSchemaFor(url);
 });
 
 afterAll(async () => {

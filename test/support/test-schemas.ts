@@ -29,7 +29,7 @@ export class TestSchemas {
     return schema;
   }
 
-  /** Each schema and its read API's schema (`<schema>_api`, migration 0010), which the migrations made beside it. */
+  /** Each schema and its read API's schema (`<schema>_api`, migration 0011), which the migrations made beside it. */
   async dropAll(): Promise<void> {
     for (const schema of this.own.splice(0)) {
       await this.admin.query(`DROP SCHEMA IF EXISTS ${schema}_api CASCADE`);

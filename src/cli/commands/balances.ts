@@ -9,7 +9,7 @@ import { isCalendarDate } from '../../domain/text-rules.js';
 import { type BalanceRow, readBalances } from '../../io/store/balance-pages.js';
 import { withPooledClient } from '../../io/store/pooled-client.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
-import { readApiSchema } from '../../io/store/read-api.js';
+import { apiSchemaFor } from '../../io/store/read-api-schema.js';
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { keyOrderSessionSql } from '../../verify/export-queries.js';
@@ -95,7 +95,7 @@ ${asOfFlagsHelp(18)}
       await withPooledClient(db.pool, async (client) => {
         // No page read needs a sort, whatever the statistics say (export-queries.ts, issue 34).
         await client.query(keyOrderSessionSql);
-        const api = await readApiSchema(client);
+        const api = apiSchemaFor(databaseUrl);
         const { through } = await resolveAsOf(client, api, namespace, request);
         await writeBalances(io.stdout, format as BalanceFormat, readBalances(client, api, namespace, filter, through));
       }).catch((error: unknown) => {

@@ -12,8 +12,9 @@ import { latestConfig } from '../../domain/config-revision.js';
 import { stockKeyTerms } from '../../domain/stock-key-terms.js';
 import { isCalendarDate } from '../../domain/text-rules.js';
 import { withPooledClient } from '../../io/store/pooled-client.js';
-import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
-import { readApiSchema, readContributions, readDayVersions } from '../../io/store/read-api.js';
+import { databaseUrlFrom, describeDatabaseError, type Queryable } from '../../io/store/postgres.js';
+import { readContributions, readDayVersions } from '../../io/store/read-api.js';
+import { apiSchemaFor } from '../../io/store/read-api-schema.js';
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { readRevisions } from '../../io/store/revision-registry.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
@@ -86,11 +87,12 @@ ${asOfFlagsHelp(18)}
         );
       }
       const key = { namespace, item, location, day };
-      input = await withPooledClient(db.pool, (client) => readExplanation(client, key, terms.opening, request)).catch(
-        (error: unknown) => {
-          throw describeDatabaseError(error, databaseUrl, `explaining ${item}@${location} ${day}`);
-        },
-      );
+      const api = apiSchemaFor(databaseUrl);
+      input = await withPooledClient(db.pool, (client) =>
+        readExplanation(client, api, key, terms.opening, request),
+      ).catch((error: unknown) => {
+        throw describeDatabaseError(error, databaseUrl, `explaining ${item}@${location} ${day}`);
+      });
     } finally {
       await db.close();
     }
@@ -104,7 +106,8 @@ type Key = { namespace: string; item: string; location: string; day: string };
 
 /** Everything explain prints, read in one read-only snapshot. */
 async function readExplanation(
-  client: Parameters<typeof readApiSchema>[0],
+  client: Queryable,
+  api: string,
   key: Key,
   opening: number,
   request: AsOfRequest,
@@ -113,7 +116,6 @@ async function readExplanation(
   try {
     // Index ranges whatever the statistics say (export-queries.ts, issue 34).
     await client.query(keyOrderReadsSql);
-    const api = await readApiSchema(client);
     const asOf = await resolveAsOf(client, api, key.namespace, request);
     const all = await readDayVersions(client, api, key);
     const first = all[0];

@@ -1,6 +1,6 @@
 /**
  * `amendsctl balances`: the closing balances of every active day as of a bound, read through the
- * read API's `balances_as_of` (migration 0010) in keyset pages of (item, location, day), so a
+ * read API's `balances_as_of` (migration 0011) in keyset pages of (item, location, day), so a
  * ten-year ledger prints with one page in memory.
  *
  * Keyset pages, not a cursor: a cursor holds a transaction open while the reader (a pager, a slow

@@ -1,8 +1,8 @@
 /**
- * The questions `amendsctl explain` and `balances` ask, through the SQL read API (migration 0010,
+ * The questions `amendsctl explain` and `balances` ask, through the SQL read API (migration 0011,
  * docs/design.md#sql-read-api) and nothing else, so the CLI and a BI tool see the same answers.
- * Every API object is named with the API schema's quoted name: the internal schema (the session's
- * current schema) with `_api` appended.
+ * Every API object is named with the API schema's name (`api`, read-api-schema.ts: amends' schema
+ * with `_api` appended, a plain name that needs no quoting).
  *
  * Times come back as text with microseconds (`…T10:00:00.123456Z`): a decision time a user copies
  * into `--as-of-time` must include the decisions it names, which a millisecond Date would round
@@ -11,14 +11,6 @@
 import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger, nullableInt8ToSafeInteger } from '../../kernel/safe-integer.js';
 import type { Queryable } from './postgres.js';
-
-/** The read API's schema for the session's internal schema, quoted for SQL text. */
-export async function readApiSchema(db: Queryable): Promise<string> {
-  const result = await db.query<{ api: string | null }>(`SELECT quote_ident(current_schema() || '_api') AS api`);
-  const api = result.rows[0]?.api;
-  assertInvariant(typeof api === 'string', 'the session has no current schema');
-  return api;
-}
 
 /** A timestamptz as UTC text with its microseconds. */
 const utcText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
