@@ -10,7 +10,9 @@
 --   migrate  owns the schema and every table in it: `amendsctl migrate`, namespace-drop
 --   run      reads and writes rows, deletes none: worker, relay, view, source-load,
 --            output-create, config-revise (started with --no-migrate)
---   read     reads rows only: inspect, export, verify, wait, tui, manifest-recover
+--   read     reads rows only: inspect, export, explain, balances, verify, wait, tui,
+--            manifest-recover; and the SQL read API (schema <schema>_api: its views and
+--            functions, docs/design.md "SQL read API")
 -- Nothing here lets the run or read role create, alter or drop anything, or delete a row.
 
 \set ON_ERROR_STOP on
@@ -33,3 +35,15 @@ ALTER DEFAULT PRIVILEGES FOR ROLE :"migrate_role" IN SCHEMA :"schema"
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA :"schema" TO :"run_role";
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA :"schema" TO :"run_role";
 GRANT SELECT ON ALL TABLES IN SCHEMA :"schema" TO :"read_role";
+
+-- The SQL read API's schema (migration 11 fills it), owned by the migrate role like the tables:
+-- made here because creating a schema needs CREATE on the database, which the migrate role lacks.
+\set api_schema :schema '_api'
+CREATE SCHEMA IF NOT EXISTS :"api_schema" AUTHORIZATION :"migrate_role";
+-- The read role reads the API's views (which read the tables with their owner's rights) and
+-- calls its functions (EXECUTE is PUBLIC's by default). A role for a BI tool needs only these
+-- grants, and CONNECT: docs/operations.md "A role for a BI tool".
+GRANT USAGE ON SCHEMA :"api_schema" TO :"read_role";
+ALTER DEFAULT PRIVILEGES FOR ROLE :"migrate_role" IN SCHEMA :"api_schema"
+  GRANT SELECT ON TABLES TO :"read_role";
+GRANT SELECT ON ALL TABLES IN SCHEMA :"api_schema" TO :"read_role";

@@ -2,8 +2,9 @@
  * amends in a schema of its own with the three roles of docs/operations.md ("Database roles and
  * schema"), granted exactly what deploy/postgres-roles.sql grants, run by psql as a DBA would
  * (issue 35, item 1): `amendsctl migrate` as the migrate role; worker, relay, view and
- * source-load as the run role with --no-migrate; wait, inspect, export and verify as the read
- * role; and each role refused what the others may do. The schema comes from
+ * source-load as the run role with --no-migrate; wait, inspect, export, verify, explain and
+ * balances as the read role, which also reads the SQL read API's views and functions; and each
+ * role refused what the others may do. The schema comes from
  * AMENDS_DATABASE_SCHEMA, the way a deployment names it.
  *
  * The roles, their schema and their topics are this file's own and are dropped in afterAll.
@@ -86,6 +87,33 @@ afterAll(async () => {
   await admin.end();
 });
 
+/**
+ * The read role's explain and balances (issue 36), and its own SQL on the read API
+ * (`<schema>_api`, which migration 11 filled in the schema the script made for it).
+ */
+async function expectReadApiAsReader(manifest: string, namespace: string): Promise<void> {
+  const day = ['--item', 'widget', '--location', 'berlin', '--day', '2026-03-05'];
+  const explained = JSON.parse(
+    await ok('read', ['explain', '--manifest', manifest, ...day, '--as-of', '0:7', '--json']),
+  );
+  expect(explained.balance).toMatchObject({ version: 3, closing: 20, status: 'OK' });
+  const balances = await ok('read', ['balances', '--manifest', manifest, '--format', 'csv']);
+  expect(balances.trimEnd().split('\r\n')).toHaveLength(1 + storyRows - 1);
+  const reader = new pg.Client({ connectionString: envOf('read').AMENDS_DATABASE_URL });
+  await reader.connect();
+  try {
+    const api = `${schema}_api`;
+    const rows = await reader.query(`SELECT * FROM ${api}.balances_as_of($1, '{7}')`, [namespace]);
+    expect(rows.rows.filter((r) => r.item === 'widget').map((r) => r.closing)).toEqual(['70', '55', '65', '20']);
+    const owner = await admin.query('SELECT nspowner::regrole::text AS owner FROM pg_namespace WHERE nspname = $1', [
+      api,
+    ]);
+    expect(owner.rows).toEqual([{ owner: roles.migrate }]);
+  } finally {
+    await reader.end();
+  }
+}
+
 describe('amends in its own schema, with the documented roles and nothing more', () => {
   it('migrates as the migrate role, runs as the run role, reads and verifies as the read role', async () => {
     const runMigrate = await as('run', ['migrate']);
@@ -134,6 +162,7 @@ describe('amends in its own schema, with the documented roles and nothing more',
     const inspected = JSON.parse(await ok('read', ['inspect', '--manifest', manifest, '--json']));
     expect(inspected.namespace).toBe(namespace);
     expect(await admin.query(`SELECT 1 FROM ${schema}.decisions`)).toHaveProperty('rowCount', storyRecords);
+    await expectReadApiAsReader(manifest, namespace);
 
     // The run role deletes nothing: dropping a namespace is the migrate role's.
     await Promise.all(processes.map((p) => p.stop('SIGTERM')));
