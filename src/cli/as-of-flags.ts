@@ -1,25 +1,11 @@
 /**
  * `--as-of P:O[,P:O…]` and `--as-of-time T` of `explain` and `balances` (docs/design.md#sql-read-api):
- * which decisions an answer includes, turned into one bound per partition (a `through` array of
- * the read API) before anything is read, so that every statement of a command answers the same
- * question.
- *
- * - neither: what is decided now, fixed as each partition's frontier − 1 when the command starts;
- * - `--as-of`: the named partitions up to and including the named offsets (each must be decided:
- *   below its frontier), the partitions not named as they are now;
- * - `--as-of-time`: per partition, the decisions committed at or before T (positions_at).
+ * which decisions an answer includes, as a request that as-of-bound.ts turns into one bound per
+ * partition before anything is read.
  */
-import {
-  formatThrough,
-  isZonedTime,
-  parsePositions,
-  positionBeyond,
-  type Through,
-  throughOf,
-} from '../domain/source-position.js';
-import type { Queryable } from '../io/store/postgres.js';
-import { positionsAt, readFrontiers } from '../io/store/read-api.js';
-import { invalidInput, usageError } from '../kernel/amends-error.js';
+import { isZonedTime } from '../domain/source-position.js';
+import type { AsOfRequest } from '../io/store/as-of-bound.js';
+import { usageError } from '../kernel/amends-error.js';
 
 export const asOfFlags = {
   asOf: { type: 'string' },
@@ -36,8 +22,6 @@ export function asOfFlagsHelp(width: number): string {
   ].join('\n');
 }
 
-export type AsOfRequest = { kind: 'now' } | { kind: 'position'; text: string } | { kind: 'time'; at: string };
-
 export function asOfRequest(flags: { asOf?: string | undefined; asOfTime?: string | undefined }): AsOfRequest {
   const { asOf, asOfTime } = flags;
   if (asOf !== undefined && asOfTime !== undefined) throw usageError('--as-of and --as-of-time exclude each other');
@@ -51,44 +35,4 @@ export function asOfRequest(flags: { asOf?: string | undefined; asOfTime?: strin
     return { kind: 'time', at: asOfTime };
   }
   return { kind: 'now' };
-}
-
-export interface ResolvedAsOf {
-  kind: AsOfRequest['kind'];
-  /** The time asked for (`--as-of-time`), else null. */
-  time: string | null;
-  /** Per partition, the last included offset (-1: none). */
-  through: number[];
-}
-
-/** Reads the frontiers (and for a time, the positions) and fixes the bound of every partition. */
-export async function resolveAsOf(
-  db: Queryable,
-  api: string,
-  namespace: string,
-  request: AsOfRequest,
-): Promise<ResolvedAsOf> {
-  const frontiers = await readFrontiers(db, api, namespace);
-  if (request.kind === 'time') {
-    return { kind: 'time', time: request.at, through: await positionsAt(db, api, namespace, request.at) };
-  }
-  if (request.kind === 'now') return { kind: 'now', time: null, through: throughOf(new Map(), frontiers) };
-  const parsed = parsePositions(request.text, frontiers.length);
-  if (!parsed.ok) throw usageError(`--as-of ${request.text}: ${parsed.reason}`);
-  const beyond = positionBeyond(parsed.positions, frontiers);
-  if (beyond !== undefined) {
-    const decided =
-      beyond.frontier === 0 ? 'nothing of it is decided yet' : `offsets 0…${beyond.frontier - 1} are decided`;
-    throw invalidInput(
-      `position ${beyond.partition}:${beyond.offset} is beyond the frontier of partition ${beyond.partition} (${decided}): name a decided offset, or leave --as-of out for now`,
-    );
-  }
-  return { kind: 'position', time: null, through: throughOf(parsed.positions, frontiers) };
-}
-
-/** `as of 0:7 1:-`, `as of now (0:9 1:-)`, `as of 2026-…Z (0:7 1:-)`. */
-export function describeAsOf(asOf: { kind: string; time: string | null; through: Through }): string {
-  const through = formatThrough(asOf.through);
-  if (asOf.kind === 'position') return `as of ${through}`;
-  return `as of ${asOf.kind === 'time' ? asOf.time : 'now'} (${through})`;
 }

@@ -5,28 +5,14 @@
  * checked here, so a decomposition that does not add up to the stored closing is a bug report,
  * never a printed explanation.
  */
-import type { Through } from '../domain/source-position.js';
-import type { Contribution, DayVersion } from '../io/store/read-api.js';
+import { describeAsOf } from '../domain/source-position.js';
+import type { ExplainRead } from '../io/store/explain-read.js';
+import type { DayVersion } from '../io/store/read-api.js';
 import { assertInvariant } from '../kernel/invariant.js';
-import { describeAsOf } from './as-of-flags.js';
 import { textTable } from './text-table.js';
 
-export interface ExplainInput {
-  namespace: string;
-  item: string;
-  location: string;
-  day: string;
-  opening: number;
-  asOf: { kind: 'now' | 'position' | 'time'; time: string | null; through: Through };
-  /** The day's versions up to the bound, oldest first (at least one). */
-  versions: DayVersion[];
-  /** How many versions came after the bound. */
-  later: number;
-  /** The day's contributions as of the bound; null when the day is retracted then. */
-  contributions: Contribution[] | null;
-  /** Whether each contribution carries its raw key and envelope bytes. */
-  envelopes: boolean;
-}
+/** What explain read, and whether each contribution carries its raw key and envelope bytes. */
+export type ExplainInput = ExplainRead & { envelopes: boolean };
 
 const base64 = (bytes: Buffer | null) => (bytes === null ? null : bytes.toString('base64'));
 

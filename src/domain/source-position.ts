@@ -54,6 +54,13 @@ export function formatThrough(through: Through): string {
   return through.map((offset, partition) => `${partition}:${offset < 0 ? '-' : offset}`).join(' ');
 }
 
+/** `as of 0:7 1:-`, `as of now (0:9 1:-)`, `as of 2026-…Z (0:7 1:-)`: what an answer includes. */
+export function describeAsOf(asOf: { kind: string; time: string | null; through: Through }): string {
+  const through = formatThrough(asOf.through);
+  if (asOf.kind === 'position') return `as of ${through}`;
+  return `as of ${asOf.kind === 'time' ? asOf.time : 'now'} (${through})`;
+}
+
 /**
  * An instant with an explicit zone, RFC 3339 style (`2026-03-05T10:00:00Z`,
  * `2026-03-05 10:00+01:00`): one without a zone would be read in the database session's zone.

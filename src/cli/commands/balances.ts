@@ -6,6 +6,7 @@
  * page, whatever the ledger's length.
  */
 import { isCalendarDate } from '../../domain/text-rules.js';
+import { resolveAsOf } from '../../io/store/as-of-bound.js';
 import { type BalanceRow, readBalances } from '../../io/store/balance-pages.js';
 import { withPooledClient } from '../../io/store/pooled-client.js';
 import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
@@ -13,7 +14,7 @@ import { apiSchemaFor } from '../../io/store/read-api-schema.js';
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { usageError } from '../../kernel/amends-error.js';
 import { keyOrderSessionSql } from '../../verify/export-queries.js';
-import { asOfFlags, asOfFlagsHelp, asOfRequest, resolveAsOf } from '../as-of-flags.js';
+import { asOfFlags, asOfFlagsHelp, asOfRequest } from '../as-of-flags.js';
 import { type BalanceFormat, balanceFormats, balanceWriter } from '../balance-formats.js';
 import { defineCommand } from '../command.js';
 import { refuseArguments } from '../flag-check.js';

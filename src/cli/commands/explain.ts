@@ -6,22 +6,22 @@
  *
  * One line and exit 1 for: a key that is not a stock key of the namespace, a day that never had
  * a balance (no transaction ever posted on it), a day that had none yet at the bound, and a
- * position beyond a frontier (as-of-flags.ts).
+ * position beyond a frontier (as-of-bound.ts).
  */
 import { latestConfig } from '../../domain/config-revision.js';
 import { stockKeyTerms } from '../../domain/stock-key-terms.js';
 import { isCalendarDate } from '../../domain/text-rules.js';
+import type { ExplainRead } from '../../io/store/explain-read.js';
+import { readExplanation } from '../../io/store/explain-read.js';
 import { withPooledClient } from '../../io/store/pooled-client.js';
-import { databaseUrlFrom, describeDatabaseError, type Queryable } from '../../io/store/postgres.js';
-import { readContributions, readDayVersions } from '../../io/store/read-api.js';
+import { databaseUrlFrom, describeDatabaseError } from '../../io/store/postgres.js';
 import { apiSchemaFor } from '../../io/store/read-api-schema.js';
 import { openRegisteredNamespace } from '../../io/store/read-only-namespace.js';
 import { readRevisions } from '../../io/store/revision-registry.js';
 import { invalidInput, usageError } from '../../kernel/amends-error.js';
-import { keyOrderReadsSql } from '../../verify/export-queries.js';
-import { type AsOfRequest, asOfFlags, asOfFlagsHelp, asOfRequest, describeAsOf, resolveAsOf } from '../as-of-flags.js';
+import { asOfFlags, asOfFlagsHelp, asOfRequest } from '../as-of-flags.js';
 import { defineCommand } from '../command.js';
-import { type ExplainInput, explanationDocument, renderExplanation } from '../explain-report.js';
+import { explanationDocument, renderExplanation } from '../explain-report.js';
 import { refuseArguments } from '../flag-check.js';
 import { readManifestFile } from '../input-files.js';
 
@@ -74,7 +74,7 @@ ${asOfFlagsHelp(18)}
     const manifest = await readManifestFile(cli.flags.manifest as string);
     const namespace = manifest.config.namespace;
     const db = await openRegisteredNamespace(databaseUrl, manifest, 'amendsctl explain');
-    let input: ExplainInput;
+    let input: ExplainRead;
     try {
       const config = latestConfig({
         base: manifest.config,
@@ -101,42 +101,3 @@ ${asOfFlagsHelp(18)}
     return 0;
   },
 });
-
-type Key = { namespace: string; item: string; location: string; day: string };
-
-/** Everything explain prints, read in one read-only snapshot. */
-async function readExplanation(
-  client: Queryable,
-  api: string,
-  key: Key,
-  opening: number,
-  request: AsOfRequest,
-): Promise<ExplainInput> {
-  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-  try {
-    // Index ranges whatever the statistics say (export-queries.ts, issue 34).
-    await client.query(keyOrderReadsSql);
-    const asOf = await resolveAsOf(client, api, key.namespace, request);
-    const all = await readDayVersions(client, api, key);
-    const first = all[0];
-    const label = `${key.item}@${key.location} ${key.day}`;
-    if (first === undefined) {
-      throw invalidInput(
-        `${label} never had a balance: no transaction was ever posted on that day (a closing exists only for days with posts)`,
-      );
-    }
-    const versions = all.filter((v) => v.cause.offset <= (asOf.through[v.cause.partition] ?? -1));
-    const current = versions[versions.length - 1];
-    if (current === undefined) {
-      throw invalidInput(
-        `${label} had no balance yet ${describeAsOf(asOf)}: its version 1 was caused at ${first.cause.partition}:${first.cause.offset}`,
-      );
-    }
-    const contributions = current.retracted ? null : await readContributions(client, api, key, asOf.through);
-    await client.query('COMMIT');
-    return { ...key, opening, asOf, versions, later: all.length - versions.length, contributions, envelopes: false };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  }
-}
