@@ -3,6 +3,7 @@
  * result, and its printed table.
  */
 import type { ScaleBenchResult, TargetVerdict } from './bench-report.js';
+import { readApiTargets } from './read-api-measure.js';
 import { columns, fig, whole } from './report-cells.js';
 import type { ScaleResult } from './scale-run.js';
 import { verifyTarget } from './verify-measure.js';
@@ -45,6 +46,7 @@ export function judgeScaleTargets(s: ScaleResult): TargetVerdict[] {
       met: atHistory && within(s.first_commit_after_claim_ms, 100),
     },
     verifyTarget(s.verify, scaleTargetRecords, 150),
+    ...readApiTargets(s.read_api, atRecords, size),
   ];
 }
 

@@ -17,6 +17,7 @@ import { type CommitPoint, type TenthRates, tenthRates } from './backlog-tenths.
 import type { BenchContext } from './bench-context.js';
 import type { ScaleOptions, ScaleShapeName } from './bench-options.js';
 import type { BenchProcess } from './bench-process.js';
+import { measureReadApi, type ReadApiFigures } from './read-api-measure.js';
 import { publishScaleBacklog, type ScaleBacklog } from './scale-backlog.js';
 import { measureScaleRestart, type ScaleRestart } from './scale-restart.js';
 import { partitionStates } from './store-probe.js';
@@ -26,6 +27,8 @@ import { WorkerLogTail } from './worker-log-tail.js';
 export interface ScaleResult {
   /** issue 14: `amendsctl verify` of the scale namespace once its workers have stopped. */
   verify: VerifyFigures;
+  /** issue 36: explain and balances on the scale namespace (read-api-measure.ts). */
+  read_api: ReadApiFigures;
   shape: ScaleShapeName;
   records: number;
   /** Distinct transactions in the backlog (new posts, rev 1). */
@@ -105,6 +108,8 @@ export async function measureScale(ctx: BenchContext, options: ScaleOptions): Pr
     ctx.progress(
       `  ${verify.verdict}: ${verify.records.toLocaleString('en')} records in ${verify.wall_s.toFixed(1)} s, peak RSS ${verify.peak_rss_mb} MB`,
     );
+    ctx.progress('  read API: explain, balances of a key and of the namespace …');
+    const readApi = await measureReadApi(ctx, backlog.manifestPath, backlog.manifest);
     const rss = all.map((w) => ({ worker: w.name, restarted: w === restarted, mb: round1(w.peakRssMb()) }));
     return {
       shape: options.shape,
@@ -118,6 +123,7 @@ export async function measureScale(ctx: BenchContext, options: ScaleOptions): Pr
       publish_s: backlog.publish_s,
       decide_s: drained.seconds,
       verify,
+      read_api: readApi,
       ...rates,
       rss_mb_peak: Math.max(...rss.map((r) => r.mb)),
       rss_mb_per_worker: rss,
