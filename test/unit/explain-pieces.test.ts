@@ -1,6 +1,7 @@
 /**
  * The pure pieces of `explain` and `balances` (issue 36): source positions and times for
- * --as-of / --as-of-time, the explanation's document with its sum check, and the balance formats.
+ * --as-of / --as-of-time, the explanation's document with its sum check, the read API's schema
+ * name, and the balance formats.
  */
 import { describe, expect, it } from 'vitest';
 import { csvLine, jsonLine } from '../../src/cli/balance-formats.js';
@@ -13,6 +14,7 @@ import {
   throughOf,
 } from '../../src/domain/source-position.js';
 import type { Contribution, DayVersion } from '../../src/io/store/read-api.js';
+import { apiSchemaFor, apiSchemaOf } from '../../src/io/store/read-api-schema.js';
 import { InvariantViolation } from '../../src/kernel/invariant.js';
 
 describe('source positions', () => {
@@ -129,6 +131,16 @@ describe('the explanation', () => {
       value_b64: Buffer.from('{"txn":"T1"}').toString('base64'),
     });
     expect(renderExplanation(d)).toMatch(/\n2026-03-02 +T1 .* \{"txn":"T1"\}\n/);
+  });
+});
+
+describe("the read API's schema", () => {
+  it("is amends' schema with _api appended, refused where PostgreSQL would cut it short", () => {
+    expect(apiSchemaOf('amends')).toBe('amends_api');
+    expect(apiSchemaFor('postgres://u@h/db?options=-c%20search_path%3Dledger')).toBe('ledger_api');
+    expect(apiSchemaFor('postgres://u@h/db')).toBe('amends_api');
+    expect(apiSchemaOf('a'.repeat(59))).toHaveLength(63);
+    expect(() => apiSchemaOf('a'.repeat(60))).toThrow(/too long a name for its read API's schema .* at most 59/);
   });
 });
 
