@@ -202,11 +202,14 @@ export class ProcessScaffold {
     this.closers.push(close);
   }
 
-  /** One heartbeat row about once a second (heartbeat-writer.ts); its last beat is written at close. */
-  startHeartbeat(summarize: () => object): void {
+  /**
+   * One heartbeat row about once a second (heartbeat-writer.ts); its last beat is written at
+   * close. `onServerChanged`: another PostgreSQL server wrote a beat than the one before.
+   */
+  startHeartbeat(summarize: () => object, onServerChanged?: (detail: string) => void): void {
     const { role, id, manifest, log } = this.options;
     const identity = { namespace: manifest.config.namespace, workerId: id, role, pid: process.pid };
-    this.heartbeat = new HeartbeatWriter(this.db.pool, identity, summarize, log);
+    this.heartbeat = new HeartbeatWriter(this.db.pool, identity, summarize, log, onServerChanged);
     this.heartbeat.start();
   }
 

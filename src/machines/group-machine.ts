@@ -10,7 +10,8 @@
  *   once the one in flight settled)
  *   running.polling ─PARTITIONS_ASSIGNED→ assigning (validate source → claim + seek → assign with offsets)
  *   running.* ─PARTITIONS_REVOKED→ revoking (releasing → unassigning)
- *   running.* ─a transient failure→ riding (releasing, probing ⇄ waiting → assigning afresh)
+ *   running.* ─a transient failure, or another database server→ riding (releasing, probing ⇄
+ *     waiting → assigning afresh)
  *   any ─STOP, a fatal failure or an outage past its budget→ draining (releasing → unassigning
  *     → closing) → stopped | failed
  *
@@ -106,6 +107,9 @@ export const groupMachine = groupSetup.createMachine({
         ],
         OUTAGE_EXPIRED: { actions: 'markOverdue' },
         OUTAGE_QUIET: { actions: 'clearOutage' },
+        // The database may have gone back in time: a partition with nothing to decide would
+        // otherwise never meet the lower frontier, and its lost records would stay undecided.
+        DATABASE_CHANGED: { target: '.riding', actions: { type: 'noteOutage', params: databaseChanged } },
       },
       initial: 'polling',
       states: {
@@ -241,6 +245,8 @@ export const groupMachine = groupSetup.createMachine({
           on: {
             // A second revocation (or a loss) while revoking is answered by the same unassign.
             PARTITIONS_REVOKED: {},
+            // The partitions go anyway, and the next assignment claims them afresh.
+            DATABASE_CHANGED: {},
             // The partitions go anyway; whoever claims them next meets the outage, if it lasts.
             PARTITION_ENDED: { guard: 'endedTransient', actions: 'recordEnded' },
           },
@@ -260,6 +266,8 @@ export const groupMachine = groupSetup.createMachine({
             OUTAGE_EXPIRED: { target: '#group.draining', actions: 'failOutage' },
             // Only released partitions end here, and their ends belong to the outage.
             PARTITION_ENDED: { actions: 'recordEnded' },
+            // Riding already ends in fresh claims, made on the database that answers then.
+            DATABASE_CHANGED: {},
           },
           initial: 'releasing',
           states: {
@@ -360,6 +368,11 @@ function endedOutage({ event }: { event: PartitionEndedEvent }): OutageParams {
 
 function unobservable({ event }: { event: ErrorActorEvent }): OutageParams {
   return { failure: { reason: 'source_unobservable', partition: null, detail: errorMessage(event.error) } };
+}
+
+function databaseChanged({ event }: { event: GroupEvent }): OutageParams {
+  const detail = event.type === 'DATABASE_CHANGED' ? event.detail : 'another database server answers';
+  return { failure: { reason: 'database_changed', partition: null, detail } };
 }
 
 function rebalanceOverBudget(): OutageParams {

@@ -40,6 +40,8 @@ const transientEnds: ReadonlySet<string> = new Set([
   'budget_exhausted',
   'outcome_unresolved',
   'source_unobservable',
+  // The database went back in time (partition-ends.ts): what a restart would do, claim afresh.
+  'rolled_back',
 ]);
 
 /** An assignment the eager protocol rules out (docs/design.md#consumer): the group fails visibly. */

@@ -27,7 +27,8 @@ export type GroupFailureReason =
   | 'source_unobservable'
   | 'consumer_failed'
   | 'rebalance_protocol'
-  | 'rebalance_budget';
+  | 'rebalance_budget'
+  | 'database_changed';
 
 export interface GroupFailure {
   reason: GroupFailureReason;
@@ -96,7 +97,12 @@ export type GroupCommand =
   /** ERR__REVOKE_PARTITIONS (lost = assignmentLost()): the callback waits until `unassign`. */
   | { type: 'PARTITIONS_REVOKED'; lost: boolean }
   /** SIGINT / SIGTERM. */
-  | { type: 'STOP'; reason: string };
+  | { type: 'STOP'; reason: string }
+  /**
+   * Another PostgreSQL server answers than before (a failover, a restart, a restored backup:
+   * heartbeat-writer.ts): it may have gone back in time, so the group claims afresh.
+   */
+  | { type: 'DATABASE_CHANGED'; detail: string };
 
 /** The outage clock, raised by the group itself (a delayed event, not a child actor). */
 export type OutageClock = { type: 'OUTAGE_EXPIRED' } | { type: 'OUTAGE_QUIET' };

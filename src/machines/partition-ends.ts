@@ -18,7 +18,8 @@ export type FailReason =
   | 'outcome_unresolved'
   | 'source_invalid'
   | 'source_unobservable'
-  | 'protocol_violation';
+  | 'protocol_violation'
+  | 'rolled_back';
 
 export type PartitionEnd =
   | { status: 'retired'; reason: RetireReason; detail: string }
@@ -37,7 +38,6 @@ export function failedEnd(reason: FailReason, detail: string): PartitionEnd {
 
 /** Another owner's epoch, by the answer that showed it. */
 export const foreignEpochDetails = {
-  claim: 'the claim returned an epoch this claim did not install',
   observe: 'another owner claimed the partition',
 } as const;
 
@@ -53,6 +53,16 @@ export const unexpectedFrontierDetails = {
   process: 'the durable frontier differs',
   recovery: 'the frontier is neither expected nor committed',
 } as const;
+
+/**
+ * PostgreSQL holds less than this owner claimed or committed: an epoch below its own, or its
+ * own epoch and claim with a frontier below the one it committed. Epochs and frontiers only
+ * grow on one timeline, so the database went back in time (an asynchronous failover that lost
+ * commits, a restored backup). Not another owner's doing: the group claims afresh (a ride).
+ */
+export function rolledBackDetail(seen: 'claim' | 'observe' | 'process' | 'recovery', what: string): string {
+  return `the database went back in time: ${what} (seen by the ${seen === 'recovery' ? 'recovery read' : seen}); claiming afresh`;
+}
 
 const times = `${storeAttemptsMax} times`;
 

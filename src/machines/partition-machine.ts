@@ -10,14 +10,18 @@
  *   committing ─unknown→ recovering ─committed→ idle | ─not committed→ waiting → committing
  *   fenced, foreign epoch, unexpected frontier, RELEASE (revoked, lost, stopped) → retired
  *   attempts or budget exhausted, outcome unresolved, source invalid → failed
+ *   a row or answer below this owner's own (the database went back in time) → failed
+ *     (rolled_back: transient, the group rides and claims afresh)
  *
  * `claiming`, `seeking` and `deciding` each run under one shared `operationBudget` (an xstate
  * delay, so tests run it on a simulated clock); store calls get `storeAttemptsMax` attempts.
  */
+
+import { recoveringState } from './partition-recovery.js';
 import { type BatchParams, partitionSetup, type ReleaseParams } from './partition-setup.js';
 import type { BatchEvent, ReleaseEvent } from './partition-types.js';
 import type { ProcessRequest } from './ports.js';
-import { answer, failure, observation, row } from './service-params.js';
+import { answer, failure, observation, row, rowSeenBy } from './service-params.js';
 
 export type { FailReason, PartitionEnd, ReleaseReason, RetireReason, StoreOperation } from './partition-ends.js';
 export type {
@@ -75,10 +79,12 @@ export const partitionMachine = partitionSetup.createMachine({
             src: 'claim',
             input: ({ context }) => ({ partition: context.partition }),
             onDone: [
+              // A fresh claim returns more than any epoch read before it, unless the database
+              // went back in time between the two: never adopted, the group claims afresh.
               {
                 guard: { type: 'claimedForeignEpoch', params: row },
-                target: '#partition.retired',
-                actions: { type: 'retireForeignEpoch', params: { seen: 'claim' } },
+                target: '#partition.failed',
+                actions: { type: 'failRowWentBack', params: rowSeenBy('claim') },
               },
               {
                 guard: { type: 'claimedFrontierOutOfBounds', params: row },
@@ -152,6 +158,11 @@ export const partitionMachine = partitionSetup.createMachine({
             src: 'observe',
             input: ({ context }) => ({ partition: context.partition }),
             onDone: [
+              {
+                guard: { type: 'rowWentBack', params: row },
+                target: '#partition.failed',
+                actions: { type: 'failRowWentBack', params: rowSeenBy('observe') },
+              },
               {
                 guard: { type: 'observedForeignEpoch', params: row },
                 target: '#partition.retired',
@@ -264,6 +275,11 @@ export const partitionMachine = partitionSetup.createMachine({
                     actions: { type: 'failProtocolViolation', params: { violation: 'acknowledgedElsewhere' } },
                   },
                   {
+                    guard: { type: 'answerWentBack', params: answer },
+                    target: '#partition.failed',
+                    actions: { type: 'failAnswerWentBack', params: answer },
+                  },
+                  {
                     guard: { type: 'fenced', params: answer },
                     target: '#partition.retired',
                     actions: [
@@ -306,56 +322,7 @@ export const partitionMachine = partitionSetup.createMachine({
                 ],
               },
             },
-            recovering: {
-              description:
-                '"unknown-recovery": re-read epoch and frontier before anything else (docs/design.md#unknown-outcomes).',
-              invoke: {
-                id: 'observe',
-                src: 'observe',
-                input: ({ context }) => ({ partition: context.partition }),
-                onDone: [
-                  {
-                    guard: { type: 'observedCommittedAndReleased', params: row },
-                    target: '#partition.retired',
-                    actions: [{ type: 'advanceToObserved', params: row }, 'endDecision', 'retireOnRelease'],
-                  },
-                  {
-                    guard: { type: 'observedCommitted', params: row },
-                    target: '#partition.processing.idle',
-                    actions: [{ type: 'advanceToObserved', params: row }, 'endDecision', 'reportSettled'],
-                  },
-                  {
-                    guard: { type: 'observedNotCommittedAndReleased', params: row },
-                    target: '#partition.retired',
-                    actions: [
-                      { type: 'setOutcome', params: { outcome: 'not_committed' } },
-                      'endDecision',
-                      'retireOnRelease',
-                    ],
-                  },
-                  {
-                    guard: { type: 'observedNotCommittedAndAttemptsRemain', params: row },
-                    target: 'waiting',
-                    actions: { type: 'setOutcome', params: { outcome: 'not_committed' } },
-                  },
-                  {
-                    guard: { type: 'observedNotCommitted', params: row },
-                    target: '#partition.failed',
-                    actions: { type: 'failRetriesExhausted', params: { after: 'processNotCommitted' } },
-                  },
-                  {
-                    guard: { type: 'observedForeignEpoch', params: row },
-                    target: '#partition.retired',
-                    actions: { type: 'retireFenced', params: { seen: 'recovery' } },
-                  },
-                  {
-                    target: '#partition.retired',
-                    actions: { type: 'retireUnexpectedFrontier', params: { seen: 'recovery' } },
-                  },
-                ],
-                onError: { target: '#partition.failed', actions: 'failOutcomeUnresolved' },
-              },
-            },
+            recovering: recoveringState,
             waiting: {
               description:
                 'A cancellable wait before retrying the same records: nothing is in flight, so a release retires at once.',
@@ -373,7 +340,8 @@ export const partitionMachine = partitionSetup.createMachine({
       entry: 'reportEnded',
     },
     failed: {
-      description: 'Retries or budget exhausted, an unresolved outcome or an invalid source: the process exits 1.',
+      description:
+        'Retries or budget exhausted, an unresolved outcome or an invalid source: the process exits 1; an outage or a database that went back in time: the group rides and claims afresh.',
       type: 'final',
       entry: 'reportEnded',
     },

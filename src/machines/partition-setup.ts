@@ -18,6 +18,7 @@ import {
   protocolViolationDetails,
   type ReleaseReason,
   retiredEnd,
+  rolledBackDetail,
   type StoreOperation,
   sourceUnobservableDetail,
   unexpectedFrontierDetails,
@@ -111,6 +112,40 @@ function observedNotCommitted(args: GuardArgs, params: RowParams): boolean {
   return observedOwnEpoch(args, params) && params.row.frontier === args.context.expectedFrontier;
 }
 
+/**
+ * A row that shows the database went back in time (partition-ends.ts `rolledBackDetail`): an
+ * epoch below the token's, or the token's own epoch and claim with a frontier below the one
+ * this owner holds (the claimed one while seeking, the expected one while recovering).
+ */
+function rowWentBack({ context }: GuardArgs, { row }: RowParams): boolean {
+  const epoch = context.token?.epoch;
+  if (epoch === undefined) return false;
+  if (row.epoch < epoch) return true;
+  const frontier = context.expectedFrontier ?? context.frontier;
+  return observedOwnEpoch({ context }, { row }) && frontier !== null && row.frontier < frontier;
+}
+
+/** The same of a commit's answer: fenced by a lower epoch, or its own claim's frontier below the expected one. */
+function answerWentBack({ context }: GuardArgs, { answer }: AnswerParams): boolean {
+  const epoch = context.token?.epoch;
+  if (answer.kind === 'fenced') return epoch !== undefined && answer.epoch < epoch;
+  return (
+    answer.kind === 'unexpected_frontier' &&
+    context.expectedFrontier !== null &&
+    answer.frontier < context.expectedFrontier
+  );
+}
+
+/** What a row or answer holds that is below this owner's, for the rolled-back end's detail. */
+function heldBelow(context: PartitionContext, held: { epoch?: number; frontier?: number }): string {
+  const epoch = context.token?.epoch;
+  if (held.epoch !== undefined && epoch !== undefined && held.epoch < epoch) {
+    return `PostgreSQL holds epoch ${held.epoch} of partition ${context.partition}, below this claim's ${epoch}`;
+  }
+  const frontier = context.expectedFrontier ?? context.frontier;
+  return `PostgreSQL holds frontier ${held.frontier} of partition ${context.partition} under this claim, below the ${frontier} it acknowledged`;
+}
+
 export const partitionSetup = setup({
   types: {
     context: {} as PartitionContext,
@@ -155,6 +190,8 @@ export const partitionSetup = setup({
     acknowledgedAndReleased: (args, params: AnswerParams) => acknowledgedAtLastPlusOne(args, params) && released(args),
     acknowledgedElsewhere: (_, { answer }: AnswerParams) => answer.kind === 'acknowledged',
     fenced: (_, { answer }: AnswerParams) => answer.kind === 'fenced',
+    rowWentBack,
+    answerWentBack,
     observedCommitted,
     observedCommittedAndReleased: (args, params: RowParams) => observedCommitted(args, params) && released(args),
     observedNotCommitted,
@@ -254,5 +291,16 @@ export const partitionSetup = setup({
       ended(failedEnd('protocol_violation', protocolViolationDetails[violation])),
     ),
     failOutcomeUnresolved: assign(() => ended(failedEnd('outcome_unresolved', outcomeUnresolvedDetail))),
+    // Not another owner's doing (a fence would retire): the group rides and claims afresh.
+    failRowWentBack: assign(({ context }, { row, seen }: RowParams & { seen: 'claim' | 'observe' | 'recovery' }) => {
+      const what =
+        seen === 'claim'
+          ? `the claim of partition ${context.partition} returned epoch ${row.epoch}, not above the ${context.epochFloor} read after an unknown claim`
+          : heldBelow(context, row);
+      return ended(failedEnd('rolled_back', rolledBackDetail(seen, what)));
+    }),
+    failAnswerWentBack: assign(({ context }, { answer }: AnswerParams) =>
+      ended(failedEnd('rolled_back', rolledBackDetail('process', heldBelow(context, answer)))),
+    ),
   },
 });

@@ -18,6 +18,11 @@ export function row({ event }: { event: DoneActorEvent<PartitionRow> }): RowPara
   return { row: event.output };
 }
 
+/** A `claim` or `observe` answer, with the read that gave it (a rolled-back end names it). */
+export function rowSeenBy<S extends string>(seen: S) {
+  return ({ event }: { event: DoneActorEvent<PartitionRow> }): RowParams & { seen: S } => ({ row: event.output, seen });
+}
+
 /** A `process` answer. */
 export function answer({ event }: { event: DoneActorEvent<ProcessOutcome> }): AnswerParams {
   return { answer: event.output };

@@ -100,7 +100,13 @@ async function stimulate(event: ModelEvent, actor: GroupActor, services: Deferre
         output: { valid: true, bounds: [{ partition: p, retainedStart: 0, readCommittedEnd: 100 }] },
       });
       return;
+    // Another owner claimed between this claim and its seek.
     case 'foreign':
+      await complete(services, p, 'claim', { output: { epoch: 1, frontier: groupClaimedFrontier } });
+      await complete(services, p, 'observe', { output: { epoch: 2, frontier: groupClaimedFrontier } });
+      return;
+    // A claim at or below an epoch read before it: the database went back in time.
+    case 'back':
       await complete(services, p, 'claim', { output: { epoch: 0, frontier: groupClaimedFrontier } });
       return;
     case 'invalid':
@@ -208,7 +214,7 @@ function checkStep(
   }
   // A transient failure suspends processing (worker.md §6); only a spent outage budget, a stop
   // already under way or a revocation (the partitions go anyway) decide otherwise.
-  if (name === 'failed') {
+  if (name === 'failed' || name === 'back') {
     const from = leafPath(before.value);
     if (from.startsWith('draining')) expect(after.context.failure, where).not.toBeNull();
     else if (from.startsWith('running.revoking')) expect(after.context.failure, where).toBeNull();
@@ -216,6 +222,16 @@ function checkStep(
       expect(after.context.outage, where).not.toBeNull();
       const spent = after.context.outage?.overdue === true || after.context.rides >= after.context.ridesMax;
       expect(leafPath(after.value), where).toMatch(spent ? /^draining/ : /^running\.riding/);
+    }
+  }
+  // Another database server: claim afresh (a ride), unless riding or revoking already does.
+  if (name === 'CHANGED') {
+    const from = leafPath(before.value);
+    if (from.startsWith('running.riding') || from.startsWith('running.revoking'))
+      expect(after.value, where).toEqual(before.value);
+    else {
+      expect(after.context.outage?.failure.reason, where).toBe('database_changed');
+      expect(leafPath(after.value), where).toMatch(/^(running\.riding|draining)/);
     }
   }
   if (after.status === 'done') {

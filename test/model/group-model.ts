@@ -56,6 +56,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
         'REVOKED',
         'LOST',
         'STOP',
+        'CHANGED',
         ...clock,
       ];
     case 'running.validatingBatch':
@@ -68,7 +69,7 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
       return ['source:valid', 'source:invalid', 'source:error', 'budget', 'REVOKED', 'STOP'];
     case 'running.assigning.claiming':
       return [
-        ...claiming.flatMap((p) => [`positioned:${p}`, `foreign:${p}`, `invalid:${p}`]),
+        ...claiming.flatMap((p) => [`positioned:${p}`, `foreign:${p}`, `back:${p}`, `invalid:${p}`]),
         'budget',
         'REVOKED',
         'STOP',
@@ -78,12 +79,12 @@ export function groupVariants(snapshot: GroupSnapshot): string[] {
     case 'running.revoking.releasing':
       return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`, 'REVOKED', 'STOP'];
     case 'running.revoking.unassigning':
-      return ['unassign:done', 'unassign:error', 'REVOKED', 'STOP'];
+      return ['unassign:done', 'unassign:error', 'REVOKED', 'STOP', 'CHANGED'];
     // Only with a decision still in flight: an outage met by the poll that ran alongside it.
     case 'running.riding.releasing':
       return busy === undefined ? [] : [`finish:${busy.partition}`, `failed:${busy.partition}`, 'STOP', ...clock];
     case 'running.riding.probing':
-      return ['probe:done', 'probe:invalid', 'probe:error', 'STOP', ...clock];
+      return ['probe:done', 'probe:invalid', 'probe:error', 'STOP', 'CHANGED', ...clock];
     case 'running.riding.waiting':
       return ['wait', 'STOP', ...clock];
     case 'draining.releasing':
@@ -132,6 +133,8 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
       return { type: 'PARTITIONS_REVOKED', lost: false, variant };
     case 'LOST':
       return { type: 'PARTITIONS_REVOKED', lost: true, variant };
+    case 'CHANGED':
+      return { type: 'DATABASE_CHANGED', detail: 'another PostgreSQL server answers', variant };
     case 'ASSIGNED':
       return { type: 'PARTITIONS_ASSIGNED', partitions: arg === 'both' ? [1, 0] : [0], variant };
     case 'budget':
@@ -177,6 +180,8 @@ export function instantiateGroup(variant: string, snapshot: GroupSnapshot): Mode
       return ended({ status: 'retired', reason: 'foreign_epoch', detail: 'another owner claimed the partition' });
     case 'fenced':
       return ended({ status: 'retired', reason: 'fenced', detail: 'another owner holds a newer epoch' });
+    case 'back':
+      return ended({ status: 'failed', reason: 'rolled_back', detail: 'the database went back in time' });
     case 'finish':
     case 'auto':
       return ended({ status: 'retired', reason: 'revoked', detail: 'assignment revoked' });

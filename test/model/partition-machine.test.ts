@@ -144,6 +144,13 @@ function checkStep(
     const reason = leafPath(before.value).endsWith('recovering') ? 'fenced' : 'foreign_epoch';
     expect(after.context.end?.reason, where).toBe(reason);
   }
+  // Less than this owner claimed or committed, or a fresh claim at or below an epoch read before
+  // it: the database went back in time. Not another owner's doing, so no retirement: a
+  // transient failure, and the group rides and claims afresh.
+  if (event.variant.endsWith('Behind') || event.variant === 'claim:foreign') {
+    expect(after.value, where).toBe('failed');
+    expect(after.context.end?.reason, where).toBe('rolled_back');
+  }
   if (event.variant === 'process:fenced') {
     expect(after.value, where).toBe('retired');
     expect(after.context.end?.reason, where).toBe('fenced');

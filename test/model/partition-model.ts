@@ -39,6 +39,8 @@ const variantsByState: Record<string, string[]> = {
     'observe:same',
     'observe:foreignEpoch',
     'observe:sameElsewhere',
+    'observe:epochBehind',
+    'observe:frontierBehind',
     'observe:moved',
     'observe:error',
     'budget',
@@ -52,7 +54,9 @@ const variantsByState: Record<string, string[]> = {
     'process:ack',
     'process:ackWrong',
     'process:fenced',
+    'process:fencedBehind',
     'process:unexpected',
+    'process:frontierBehind',
     'process:unknown',
     'process:beforeCommit',
     'budget',
@@ -64,6 +68,8 @@ const variantsByState: Record<string, string[]> = {
     'observe:notCommitted',
     'observe:otherEpoch',
     'observe:otherFrontier',
+    'observe:epochBehind',
+    'observe:frontierBehind',
     'observe:error',
     'budget',
     'RELEASE',
@@ -136,6 +142,11 @@ export function instantiate(variant: string, snapshot: PartitionSnapshot): Model
     // The partition's own epoch under another claim (a database that went back in time).
     case 'observe:sameElsewhere':
       return done('observe', { epoch, frontier, elsewhere: true });
+    // Less than this owner holds: the database went back in time (a lost claim, lost commits).
+    case 'observe:epochBehind':
+      return done('observe', { epoch: epoch - 1, frontier: leaf.endsWith('recovering') ? expected : frontier });
+    case 'observe:frontierBehind':
+      return done('observe', { epoch, frontier: (leaf.endsWith('recovering') ? expected : frontier) - 1 });
     case 'observe:moved':
       return done('observe', { epoch, frontier: frontier + 1 });
     case 'source:valid':
@@ -163,6 +174,10 @@ export function instantiate(variant: string, snapshot: PartitionSnapshot): Model
       return done('process', { kind: 'acknowledged', frontier: lastOffset(snapshot) + 2 });
     case 'process:fenced':
       return done('process', { kind: 'fenced', epoch: epoch + 1 });
+    case 'process:fencedBehind':
+      return done('process', { kind: 'fenced', epoch: epoch - 1 });
+    case 'process:frontierBehind':
+      return done('process', { kind: 'unexpected_frontier', frontier: expected - 1 });
     case 'process:unexpected':
       return done('process', { kind: 'unexpected_frontier', frontier: expected + 7 });
     case 'process:unknown':

@@ -32,6 +32,8 @@ export interface KeyWindow {
 /** The partition row and the windows, as one read returned them. */
 export interface LoadedWindows {
   row: PartitionRow;
+  /** The row's claim (migration 0009; null: none, or claimed by a build before it). */
+  claim: string | null;
   keys: Map<string, KeyWindow>;
 }
 
@@ -160,7 +162,7 @@ export function windowsWithoutHistory(needs: ReadonlyMap<string, KeyNeeds>): Map
     n.stockKey.location,
     earliestTouchedDay(n, new Map()),
   ]);
-  return windowsOf(needs, { epoch: null, frontier: null, authority: [], earliest, days: [] });
+  return windowsOf(needs, { epoch: null, frontier: null, claim: null, authority: [], earliest, days: [] });
 }
 
 /** The engine's results for the batch on its windows; a refusal (e.g. a closing beyond 2^53) sends nothing. */

@@ -280,8 +280,11 @@ export class PostgresState implements State {
     // Keys the cache cannot give are read; a batch that needs no key state reads nothing.
     if (toRead.size > 0) {
       const loaded = read ?? (await this.loadWindows(partition, toRead, signal));
-      // Epochs and frontiers only grow, so an answer read without the row lock stays true.
-      if (loaded.row.epoch !== epoch) return { kind: 'fenced', epoch: loaded.row.epoch };
+      // Epochs and frontiers only grow, so an answer read without the row lock stays true (on
+      // this timeline: a lower one says the database went back in time, partition-ends.ts).
+      // The epoch under another claim is another owner's, whatever the frontier says.
+      if (loaded.row.epoch !== epoch || loaded.claim !== this.claimOf(partition, epoch))
+        return { kind: 'fenced', epoch: loaded.row.epoch };
       if (loaded.row.frontier !== expectedFrontier)
         return { kind: 'unexpected_frontier', frontier: loaded.row.frontier };
       for (const [id, w] of loaded.keys) keys.set(id, w);
@@ -338,7 +341,7 @@ export class PostgresState implements State {
     const found = result.rows[0];
     assertInvariant(found !== undefined, 'loading the batch window returned no row');
     const row = found.epoch === null ? { epoch: 0, frontier: 0 } : partitionRowOf(found, 'load');
-    return { row, keys: windowsOf(needs, found) };
+    return { row, claim: found.claim, keys: windowsOf(needs, found) };
   }
 
   /** The claim of this store's claim of `partition` at `epoch`; null when it holds none (nothing commits). */

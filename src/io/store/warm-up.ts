@@ -126,7 +126,7 @@ function warmUpWindowRow(
   needs: ReadonlyMap<string, KeyNeeds>,
   stored: ReadonlyMap<string, KeyAfterCommit>,
 ): LoadWindowRow {
-  const found: LoadWindowRow = { epoch: null, frontier: null, authority: [], earliest: [], days: [] };
+  const found: LoadWindowRow = { epoch: null, frontier: null, claim: null, authority: [], earliest: [], days: [] };
   for (const [id, need] of needs) {
     const key = stored.get(id);
     if (key === undefined) continue;

@@ -57,7 +57,8 @@ export interface WorkerHost {
   readonly stopSignal: AbortSignal;
   /** `close` runs after everything registered later (reverse order). */
   onClose(close: () => Promise<unknown>): void;
-  startHeartbeat(summarize: () => object): void;
+  /** `onServerChanged`: another PostgreSQL server answers than before (heartbeat-writer.ts). */
+  startHeartbeat(summarize: () => object, onServerChanged: (detail: string) => void): void;
 }
 
 /** The `--tui` dashboard, fed the runtime's inspection stream and summary. */
@@ -268,7 +269,11 @@ function announce(
     once: true,
   });
   log.write('worker_started', { source_topic: manifest.source_topic, batch_size: batchSize });
-  host.startHeartbeat(() => encodeWorkerBeat(summary(), Date.now()));
+  // The database may have gone back in time: claim afresh (docs/design.md#store).
+  host.startHeartbeat(
+    () => encodeWorkerBeat(summary(), Date.now()),
+    (detail) => current.runtime?.databaseChanged(detail),
+  );
   dashboard?.start(summary);
 }
 

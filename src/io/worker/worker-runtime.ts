@@ -50,6 +50,8 @@ export interface WorkerRuntime {
   partitionsRevoked(lost: boolean): void;
   /** SIGINT / SIGTERM: cancel, wait for guarded work, release, close. */
   stop(reason: string): void;
+  /** Another PostgreSQL server answers (heartbeat-writer.ts): ride and claim afresh. */
+  databaseChanged(detail: string): void;
   /** Resolves once the group is stopped (exit 0) or failed (exit 1). */
   readonly done: Promise<GroupOutput>;
   summary(): WorkerSummary;
@@ -96,6 +98,7 @@ export function createWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntim
     partitionsAssigned: (partitions) => send({ type: 'PARTITIONS_ASSIGNED', partitions }),
     partitionsRevoked: (lost) => send({ type: 'PARTITIONS_REVOKED', lost }),
     stop: (reason) => send({ type: 'STOP', reason }),
+    databaseChanged: (detail) => send({ type: 'DATABASE_CHANGED', detail }),
     done,
     summary: () => {
       const snapshot = actor.getSnapshot();

@@ -54,7 +54,7 @@ export const loadWindowSql = `
          AND o.day < e.day AND NOT o.retracted
        ORDER BY o.day DESC LIMIT 1) AS c
   )
-  SELECT p.epoch, p.frontier,
+  SELECT p.epoch, p.frontier, p.claim,
     (SELECT coalesce(json_agg(json_build_array(item, location, txn, rev, op, day, qty)), '[]') FROM a) AS authority,
     (SELECT coalesce(json_agg(json_build_array(item, location, day)), '[]') FROM e) AS earliest,
     (SELECT coalesce(json_agg(json_build_array(item, location, day, version, closing, status, retracted, qty, posts,
@@ -63,6 +63,7 @@ export const loadWindowSql = `
 
 /** The statement's one row: the partition row (nulls when there is none) and the windows' rows, as JSON arrays. */
 export interface LoadWindowRow extends EpochFrontierRow {
+  claim: string | null;
   authority: unknown[][];
   earliest: unknown[][];
   days: unknown[][];
