@@ -146,7 +146,6 @@ function relaySession(
         ...{
           namespace,
           binding,
-          pool: scaffold.db.pool,
           lock,
           producer,
           log,

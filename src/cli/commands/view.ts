@@ -4,7 +4,7 @@ import { OutputConsumer } from '../../io/kafka/output-consumer.js';
 import type { JsonLog } from '../../io/process/json-log.js';
 import { newMetricsRegistry } from '../../io/process/metrics-server.js';
 import { rideThrough, type Session } from '../../io/process/ride-through.js';
-import { type Database, describeDatabaseError } from '../../io/store/postgres.js';
+import { describeDatabaseError } from '../../io/store/postgres.js';
 import type { OutputBinding } from '../../io/transport/output-binding.js';
 import { checkLiveBinding } from '../../io/transport/output-binding.js';
 import { OutputView } from '../../io/transport/output-view.js';
@@ -70,7 +70,6 @@ ${processFlagsHelp.observability}
           config: manifest.config,
           binding,
           databaseUrl,
-          db: scaffold.db,
           log,
           metrics,
         };
@@ -114,7 +113,7 @@ async function viewUntilStopped(
         log.write('view_standby');
       };
       if (!(await lock.acquire(scaffold.stopSignal, standby, () => env.metrics.lockTried()))) return 'standby';
-      const view = await activateView(env, await checkTopic());
+      const view = await activateView(env, await checkTopic(), lock);
       Object.assign(live, { state: 'active', view });
       progressed(); // both answered: an outage, if any, is over
       const onClientError = (detail: string) => log.write('kafka_client', { detail }, 'warn');
@@ -165,15 +164,17 @@ interface ViewEnv {
   config: NamespaceConfig;
   binding: OutputBinding;
   databaseUrl: string;
-  db: Database;
   log: JsonLog;
   metrics: ViewMetrics;
 }
 
-/** Reads the view's frontiers from PostgreSQL (they win) and checks them against the topic's ends. */
-async function activateView(env: ViewEnv, ends: Map<number, number>): Promise<OutputView> {
-  const { namespace, binding, databaseUrl, db, log, metrics } = env;
-  const frontiers = await readViewPartitions(db.pool, namespace).catch((error: unknown) => {
+/**
+ * Reads the view's frontiers from PostgreSQL (they win) and checks them against the topic's
+ * ends; the view then applies on the lock's session that read them (output-view.ts says why).
+ */
+async function activateView(env: ViewEnv, ends: Map<number, number>, lock: RoleLock): Promise<OutputView> {
+  const { namespace, binding, databaseUrl, log, metrics } = env;
+  const frontiers = await readViewPartitions(lock.client, namespace).catch((error: unknown) => {
     throw describeDatabaseError(error, databaseUrl, `reading the view frontiers of namespace ${namespace}`);
   });
   if (frontiers.length !== binding.partitions) {
@@ -190,7 +191,7 @@ async function activateView(env: ViewEnv, ends: Map<number, number>): Promise<Ou
       );
     }
   }
-  const view = new OutputView(db, env.config, frontiers);
+  const view = new OutputView(lock, env.config, frontiers);
   metrics.activated(view);
   log.write('view_active', {
     frontiers: frontiers.map((f) => ({ partition: f.partition, frontier: f.frontier })),

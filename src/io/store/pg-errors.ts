@@ -24,6 +24,9 @@ const outageNodeCodes = /^EPIPE$/;
 const outageMessages = new RegExp(
   [
     'terminating connection',
+    // pg's answer to a statement on a session whose connection already failed (a dedicated
+    // session such as a role lock's, used after its server went away).
+    'has encountered a connection error and is not queryable',
     'the database system is (starting up|shutting down|in recovery mode)',
     // The relay's and the view's role lock losing its session (io/transport/role-lock.ts).
     "lock's database session (failed|ended)",

@@ -15,7 +15,11 @@
  * own retries from duplicating or reordering within a partition.
  *
  * Only the holder of the relay's role lock runs this (role-lock.ts): two relays never
- * interleave. The lock's session also carries the LISTEN.
+ * interleave. The lock's session also carries the LISTEN, and every read and mark: a batch
+ * read from one server is never marked on another. After a failover or a restored backup the
+ * database may have gone back in time, and ids it hands out again can belong to other
+ * versions; a session cannot outlive its server, so a batch whose session broke is not
+ * marked, and the next session reads the cursor again (republishing identical copies).
  *
  * The producer is source-producer.ts's: idempotent, acks=all, explicit partition, a delivery
  * report per record (dr_cb + setPollInterval), real flush/disconnect timeouts
@@ -31,7 +35,6 @@ import { PublicationError, type QueuedRecord, type SourceProducer } from '../kaf
 import type { JsonLog } from '../process/json-log.js';
 import { namespaceId } from '../store/namespace-registry.js';
 import { outboxChannel } from '../store/outbox-channel.js';
-import type { Queryable } from '../store/postgres.js';
 import type { OutputBinding } from './output-binding.js';
 import type { RoleLock } from './role-lock.js';
 
@@ -98,7 +101,6 @@ export interface RelayStats {
 export interface OutboxRelayOptions {
   namespace: string;
   binding: OutputBinding;
-  pool: Queryable;
   lock: RoleLock;
   producer: SourceProducer;
   log: JsonLog;
@@ -138,7 +140,7 @@ export class OutboxRelay {
     });
     // LISTEN before the first read: a commit after that read then still wakes us.
     await lock.client.query(`LISTEN ${outboxChannel}`);
-    const nsId = await namespaceId(this.o.pool, namespace);
+    const nsId = await namespaceId(lock.client, namespace);
     signal.addEventListener('abort', () => this.notify(), { once: true });
     while (!signal.aborted) {
       lock.throwIfLost();
@@ -205,8 +207,9 @@ export class OutboxRelay {
 
   /** At most `relayBatchRowsMax` pending rows in outbox order, each for a partition the topic has. */
   private async readPending(nsId: number): Promise<OutboxRow[]> {
-    const { pool, namespace, binding } = this.o;
-    const read = await pool.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
+    const { lock, namespace, binding } = this.o;
+    lock.throwIfLost();
+    const read = await lock.client.query<{ id: string; partition: number; record_key: Buffer; record_value: Buffer }>(
       pendingOutboxRowsSql,
       [nsId, relayBatchRowsMax, namespace],
     );
@@ -248,8 +251,10 @@ export class OutboxRelay {
 
   /** ONE UPDATE moves every delivered partition's cursor. */
   private async markPublished(through: ReadonlyMap<number, number>): Promise<void> {
-    const { pool, namespace } = this.o;
-    const update = await pool.query(markPublishedSql, [namespace, [...through.keys()], [...through.values()]]);
+    const { lock, namespace } = this.o;
+    // The session may have ended while the batch was published: then it is not marked.
+    lock.throwIfLost();
+    const update = await lock.client.query(markPublishedSql, [namespace, [...through.keys()], [...through.values()]]);
     // The binding made a row per partition (output-binding.ts), and nothing deletes one.
     assertInvariant(
       update.rowCount === through.size,

@@ -25,8 +25,8 @@ import { assertInvariant } from '../../kernel/invariant.js';
 import { int8ToSafeInteger } from '../../kernel/safe-integer.js';
 import type { OutputRecord } from '../kafka/output-consumer.js';
 import { namespaceId } from '../store/namespace-registry.js';
-import { withPooledClient } from '../store/pooled-client.js';
-import type { Database, Queryable } from '../store/postgres.js';
+import type { Queryable } from '../store/postgres.js';
+import type { RoleLock } from './role-lock.js';
 import type { ViewCounts, ViewPartitionRow } from './view-queries.js';
 
 /** A same-version record with different content: reported, never applied. */
@@ -125,6 +125,12 @@ function dayKey(v: { item: string; location: string; day: string }): string {
  * partition this process expects; each batch checks it against the durable frontier under
  * the partition rows' lock, so a second writer (excluded by the role lock anyway) could
  * never make the view apply a record twice.
+ *
+ * Every batch runs on the role lock's session, the one the positions were read
+ * on: a session cannot outlive its server, so a batch never meets a database that went back
+ * in time under positions read before (a failover that lost commits, a restored backup). The
+ * next session reads the frontiers again and applies from there: the records it applied
+ * before come again, as the same versions (re-decided identically, docs/design.md#store).
  */
 export class OutputView {
   readonly positions = new Map<number, number>();
@@ -133,7 +139,7 @@ export class OutputView {
   private nsId: number | undefined;
 
   constructor(
-    private readonly db: Database,
+    private readonly lock: RoleLock,
     private readonly config: NamespaceConfig,
     initial: readonly ViewPartitionRow[],
   ) {
@@ -148,22 +154,23 @@ export class OutputView {
     if (records.length === 0) return { applied: 0, stale: 0, duplicate: 0 };
     const decoded = records.map((record) => this.decode(record));
     const partitions = [...new Set(records.map((r) => r.partition))].sort((a, b) => a - b);
-    return withPooledClient(this.db.pool, async (client) => {
-      try {
-        await client.query('BEGIN');
-        await this.lockFrontiers(client, partitions);
-        this.nsId ??= await namespaceId(client, this.config.namespace);
-        const held = await readHeld(client, this.nsId, decoded);
-        const batch = decideBatch(decoded, held, partitions);
-        if (batch.upserts.length > 0) await writeUpserts(client, this.nsId, batch.upserts);
-        await moveFrontiers(client, this.config.namespace, batch);
-        await client.query('COMMIT');
-        return this.committed(batch);
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
-    });
+    // The session may have ended while the view polled: then nothing is applied on it.
+    this.lock.throwIfLost();
+    const client = this.lock.client;
+    try {
+      await client.query('BEGIN');
+      await this.lockFrontiers(client, partitions);
+      this.nsId ??= await namespaceId(client, this.config.namespace);
+      const held = await readHeld(client, this.nsId, decoded);
+      const batch = decideBatch(decoded, held, partitions);
+      if (batch.upserts.length > 0) await writeUpserts(client, this.nsId, batch.upserts);
+      await moveFrontiers(client, this.config.namespace, batch);
+      await client.query('COMMIT');
+      return this.committed(batch);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   }
 
   /** The record's envelope, at or past this view's position of its partition; anything else is fatal. */
