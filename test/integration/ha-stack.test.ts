@@ -11,12 +11,36 @@
  * crashed one, and the kill needs a synchronous standby to fail over to.
  * The figures are printed; timings for the notes need an idle machine. The stack is stopped
  * (and its directory removed) afterwards whatever the outcome.
+ *
+ * Then the database goes back in time under the amends chain (issue 33, item 3: two workers,
+ * the relay and the view from dist/, the shared broker, small loads): first an asynchronous
+ * failover whose standby is certain to lack the last commits (its WAL sender stopped), claims
+ * of a rebalance among them; then a base backup taken mid-load and restored in place of the
+ * primary's data. Each time the database loses decisions, versions, claims, relay cursors and
+ * view rows that the output topic and the view had already seen; no process may exit, the lost
+ * records are decided again, what the outbox holds is published again (identical copies that
+ * the view counts as duplicates), and `amendsctl verify` passes.
  */
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireBuild } from '../support/amendsctl-process.js';
+import {
+  baseBackup,
+  crashPrimary,
+  primaryAnswering,
+  primaryOf,
+  RollbackChain,
+  replicateAsynchronously,
+  restoreBackup,
+  stallReplication,
+  stopNode,
+  until,
+} from '../support/ha-rollback.js';
+import { deleteTestTopics, endOffsets } from '../support/kafka-test-tools.js';
 import { haStartBudgetMs, PrivateHaStack } from '../support/private-ha-stack.js';
+import { stopAllAmends } from '../support/transport-process.js';
 
 const killBoundMs = 15_000;
 const switchoverBoundMs = 5_000;
@@ -26,6 +50,9 @@ const attemptTimeoutMs = 1_000;
 const rejoinBudgetMs = 45_000;
 
 let stack: PrivateHaStack | undefined;
+/** The amends chain of the going-back-in-time cases: started by the first, kept by the second. */
+let chain: RollbackChain | undefined;
+const topics = new Set<string>();
 
 function started(): PrivateHaStack {
   if (!stack) throw new Error('the HA stack did not start (see beforeAll)');
@@ -178,11 +205,15 @@ function loadAverage(): string {
 
 describe('the HA database stack (Patroni, etcd, HAProxy)', () => {
   beforeAll(async () => {
+    requireBuild();
     stack = await PrivateHaStack.start();
     await query(stack.databaseUrl, 'CREATE TABLE ha_probe (id integer PRIMARY KEY)');
   }, haStartBudgetMs + 10_000);
 
   afterAll(async () => {
+    await stopAllAmends();
+    await chain?.close();
+    await deleteTestTopics(topics);
     await stack?.stop();
   }, 120_000);
 
@@ -252,4 +283,87 @@ describe('the HA database stack (Patroni, etcd, HAProxy)', () => {
     expect(writer.acks.filter((a) => a.port === before).length).toBeGreaterThan(0);
     await expectAllAcknowledged(writer);
   }, 60_000);
+
+  it('heals an asynchronous failover that lost acknowledged commits: decided again, published again, verify PASS', async () => {
+    const url = started().databaseUrl;
+    // The chain starts and decides a first load while the old primary of the kill above
+    // rejoins as a standby.
+    const starting = RollbackChain.start(topics, url).then(async (c) => {
+      await c.load(100);
+      await c.waitDrained();
+      return c;
+    });
+    const [c] = await Promise.all([starting, replicateAsynchronously(started())]);
+    chain = c;
+    const sender = await stallReplication(started());
+    // A second worker joins: the rebalance's claims are among the commits the standby lacks.
+    const second = c.startProcess('worker');
+    await c.load(100);
+    await second.waitForLog('store_observed', 30_000);
+    await c.waitDrained();
+    const lost = { decisions: await c.decisions(), epochs: await c.epochs() };
+    const replica = started().replicaUrl;
+    const standby = { decisions: await c.decisions(replica), epochs: await c.epochs(replica) };
+    expect(standby.decisions).toBeLessThan(lost.decisions);
+    expect(standby.epochs.every((e, i) => e < (lost.epochs[i] ?? 0))).toBe(true);
+    const before = await primaryOf(started());
+    const positions = await c.positions();
+
+    const faultAt = Date.now();
+    const crashed = await crashPrimary(started(), [sender]);
+    // The standby is promoted with what it held: the decisions, versions, claims, relay
+    // cursors and view rows of the second load are gone, while the output topic and the view
+    // saw them. Nothing new arrives: the lost records must be decided again all the same.
+    expect((await primaryAnswering(url)).port).not.toBe(before.port);
+    stopNode(started(), crashed);
+    await c.waitDrained();
+    c.expectWentBack(positions, faultAt);
+    console.log(
+      `ha-stack: asynchronous failover healed ${Date.now() - faultAt} ms after the fault (load ${loadAverage()})`,
+    );
+    c.expectAlive();
+    await expectRepublished(c);
+    await c.expectVerified();
+  }, 180_000);
+
+  it('heals a base backup restored under load: the lost commits decided again, verify PASS', async () => {
+    const url = started().databaseUrl;
+    chain ??= await RollbackChain.start(topics, url);
+    const c = chain;
+    const primary = await primaryOf(started());
+    const decidedBefore = await c.decisions();
+    const loading = c.load(200);
+    // Taken while the workers decide that load: what they decide after it is lost.
+    await until(
+      'a load partly decided',
+      () => c.decisions(),
+      (n) => n > decidedBefore + 60,
+    );
+    const backup = await baseBackup(started(), primary);
+    await loading;
+    // Certain to be lost: decided, published and viewed after the backup ended.
+    await c.load(100);
+    await c.waitDrained();
+    const positions = await c.positions();
+
+    const faultAt = Date.now();
+    await restoreBackup(started(), primary, backup);
+    await primaryAnswering(url);
+    await c.waitDrained();
+    c.expectWentBack(positions, faultAt);
+    console.log(
+      `ha-stack: restored base backup healed ${Date.now() - faultAt} ms after the fault (load ${loadAverage()})`,
+    );
+    c.expectAlive();
+    await c.expectVerified();
+  }, 180_000);
 });
+
+/** The relay published versions again, and the view took the copies as identical duplicates. */
+async function expectRepublished(c: RollbackChain): Promise<void> {
+  const { total } = await c.probe.outbox(c.source.namespace);
+  const ends = await endOffsets(c.source.outputTopic, 2);
+  expect(ends.reduce((a, b) => a + b, 0)).toBeGreaterThan(total);
+  const view = await c.probe.viewPartitions(c.source.namespace);
+  expect(view.reduce((n, p) => n + p.duplicate, 0)).toBeGreaterThan(0);
+}

@@ -6,9 +6,11 @@
  * scripts/stack-ha.sh), so neither the shared stack, the 3-broker suite's (25432) nor a chaos
  * run's (27432) is touched. No broker is started. `stop()` stops it and removes its directory.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { HaNode, HaStatus } from '../../src/showcase/ha-control.js';
 import {
   lastLine,
@@ -90,12 +92,40 @@ export class PrivateHaStack {
     return (await this.must(['ha-switchover'])).trim();
   }
 
+  /** Node `node-N`'s directory: its data directory `data/`, `patroni.yml`, `patroni.log`. */
+  nodeDir(node: string): string {
+    return join(this.o.stackDir, 'ha', node);
+  }
+
+  /** patronictl against this stack (through node 1's configuration: both name the same etcd). */
+  patronictl(args: string[]): Promise<string> {
+    return run('patronictl', ['-c', join(this.nodeDir('node-1'), 'patroni.yml'), ...args]);
+  }
+
+  /**
+   * One of the nodes' PostgreSQL programs (pg_ctl, pg_basebackup, …, from Patroni's bin_dir)
+   * as the user the nodes run as: postgres when this runs as root (stack-ha.sh does the same).
+   */
+  asNodeUser(program: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+    const config = readFileSync(join(this.nodeDir('node-1'), 'patroni.yml'), 'utf8');
+    const binDir = /^\s*bin_dir:\s*(\S+)\s*$/m.exec(config)?.[1];
+    if (binDir === undefined) throw new Error('patroni.yml names no bin_dir');
+    const command = [join(binDir, program), ...args];
+    const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
+    const [file = '', ...rest] = [...asPostgres, ...command];
+    return run(file, rest, env);
+  }
+
   async stop(): Promise<void> {
     try {
       await this.must(['down']);
     } finally {
       rmSync(this.parent, { recursive: true, force: true });
     }
+  }
+
+  get stackDir(): string {
+    return this.o.stackDir;
   }
 
   private run(args: string[], budgetMs?: number) {
@@ -106,5 +136,18 @@ export class PrivateHaStack {
     const run = await this.run(args);
     if (run.code !== 0) throw new Error(`stack.sh ${args.join(' ')} exited ${run.code}: ${lastLine(run.stderr)}`);
     return run.stdout;
+  }
+}
+
+const execFileAsync = promisify(execFile);
+
+/** Runs a program to its end (60 s at most); its stdout, or an error with its stderr's last line. */
+async function run(file: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(file, args, { env: { ...process.env, ...env }, timeout: 60_000 });
+    return stdout;
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? '';
+    throw new Error(`${file} ${args.join(' ')} failed: ${lastLine(stderr) || String(error)}`);
   }
 }

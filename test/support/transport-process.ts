@@ -146,8 +146,9 @@ export function scratchFile(name: string, content: string): string {
   return path;
 }
 
-export async function amendsctl(args: string[]): Promise<string> {
-  const r = await runAmendsctl(args, { ...transportEnv });
+/** `env` adds to (or overrides) the test endpoints, e.g. another database's URL. */
+export async function amendsctl(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const r = await runAmendsctl(args, { ...transportEnv, ...env });
   if (r.code !== 0) throw new Error(`amendsctl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
   return r.stdout;
 }
@@ -161,37 +162,45 @@ export interface BoundSource {
 }
 
 /** source-create (`partitions`, `configPath`) then output-create; both topics go into `topics`. */
-export async function createBoundSource(topics: Set<string>, configPath: string, partitions = 2): Promise<BoundSource> {
+export async function createBoundSource(
+  topics: Set<string>,
+  configPath: string,
+  partitions = 2,
+  env: Record<string, string> = {},
+): Promise<BoundSource> {
   const topic = testName();
   const namespace = testName();
   const outputTopic = `${topic}-out`;
   topics.add(topic);
-  const manifestText = await amendsctl([
-    'source-create',
-    '--namespace',
-    namespace,
-    '--topic',
-    topic,
-    '--config',
-    configPath,
-    '--partitions',
-    String(partitions),
-  ]);
+  const manifestText = await amendsctl(
+    [
+      'source-create',
+      '--namespace',
+      namespace,
+      '--topic',
+      topic,
+      '--config',
+      configPath,
+      '--partitions',
+      String(partitions),
+    ],
+    env,
+  );
   const manifestPath = scratchFile(`${topic}.manifest.json`, manifestText);
   topics.add(outputTopic);
-  await amendsctl(['output-create', '--manifest', manifestPath, '--topic', outputTopic]);
+  await amendsctl(['output-create', '--manifest', manifestPath, '--topic', outputTopic], env);
   return { namespace, topic, outputTopic, manifestPath, manifest: JSON.parse(manifestText) as Manifest };
 }
 
 /** Loads fixture lines with source-load; returns how many records it published. */
-export async function loadText(source: BoundSource, name: string, text: string): Promise<number> {
-  await amendsctl([
-    'source-load',
-    '--manifest',
-    source.manifestPath,
-    '--file',
-    scratchFile(`${source.topic}.${name}.jsonl`, text),
-  ]);
+export async function loadText(
+  source: BoundSource,
+  name: string,
+  text: string,
+  env: Record<string, string> = {},
+): Promise<number> {
+  const file = scratchFile(`${source.topic}.${name}.jsonl`, text);
+  await amendsctl(['source-load', '--manifest', source.manifestPath, '--file', file], env);
   return text.split('\n').filter((l) => l !== '').length;
 }
 
