@@ -19,7 +19,8 @@ export type FailReason =
   | 'source_invalid'
   | 'source_unobservable'
   | 'protocol_violation'
-  | 'rolled_back';
+  | 'rolled_back'
+  | 'revision_lost';
 
 export type PartitionEnd =
   | { status: 'retired'; reason: RetireReason; detail: string }
@@ -62,6 +63,15 @@ export const unexpectedFrontierDetails = {
  */
 export function rolledBackDetail(seen: 'claim' | 'observe' | 'process' | 'recovery', what: string): string {
   return `the database went back in time: ${what} (seen by the ${seen === 'recovery' ? 'recovery read' : seen}); claiming afresh`;
+}
+
+/**
+ * The database holds an older configuration revision than one this worker decided under: a
+ * config-revise was lost with it. Deciding again under the older configuration would publish
+ * versions other than those already on the output topic, so the process stops (exit 1).
+ */
+export function revisionLostDetail(namespace: string, held: number, known: number): string {
+  return `the database holds configuration revision ${held} of namespace ${namespace}, below the revision ${known} this worker decided under: it went back in time past a config-revise, and what was decided under that revision cannot be decided again identically (docs/operations.md, "When the database goes back in time")`;
 }
 
 const times = `${storeAttemptsMax} times`;

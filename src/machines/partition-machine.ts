@@ -11,7 +11,8 @@
  *   fenced, foreign epoch, unexpected frontier, RELEASE (revoked, lost, stopped) → retired
  *   attempts or budget exhausted, outcome unresolved, source invalid → failed
  *   a row or answer below this owner's own (the database went back in time) → failed
- *     (rolled_back: transient, the group rides and claims afresh)
+ *     (rolled_back: transient, the group rides and claims afresh); a lost configuration
+ *     revision → failed (revision_lost: the process exits 1)
  *
  * `claiming`, `seeking` and `deciding` each run under one shared `operationBudget` (an xstate
  * delay, so tests run it on a simulated clock); store calls get `storeAttemptsMax` attempts.
@@ -278,6 +279,11 @@ export const partitionMachine = partitionSetup.createMachine({
                     guard: { type: 'answerWentBack', params: answer },
                     target: '#partition.failed',
                     actions: { type: 'failAnswerWentBack', params: answer },
+                  },
+                  {
+                    guard: { type: 'revisionLost', params: answer },
+                    target: '#partition.failed',
+                    actions: { type: 'failRevisionLost', params: answer },
                   },
                   {
                     guard: { type: 'fenced', params: answer },

@@ -18,6 +18,7 @@ import {
   protocolViolationDetails,
   type ReleaseReason,
   retiredEnd,
+  revisionLostDetail,
   rolledBackDetail,
   type StoreOperation,
   sourceUnobservableDetail,
@@ -137,13 +138,14 @@ function answerWentBack({ context }: GuardArgs, { answer }: AnswerParams): boole
 }
 
 /** What a row or answer holds that is below this owner's, for the rolled-back end's detail. */
-function heldBelow(context: PartitionContext, held: { epoch?: number; frontier?: number }): string {
+function heldBelow(context: PartitionContext, held: PartitionRow | ProcessOutcome): string {
   const epoch = context.token?.epoch;
-  if (held.epoch !== undefined && epoch !== undefined && held.epoch < epoch) {
+  if ('epoch' in held && epoch !== undefined && held.epoch < epoch) {
     return `PostgreSQL holds epoch ${held.epoch} of partition ${context.partition}, below this claim's ${epoch}`;
   }
   const frontier = context.expectedFrontier ?? context.frontier;
-  return `PostgreSQL holds frontier ${held.frontier} of partition ${context.partition} under this claim, below the ${frontier} it acknowledged`;
+  const durable = 'frontier' in held ? held.frontier : null;
+  return `PostgreSQL holds frontier ${durable} of partition ${context.partition} under this claim, below the ${frontier} it acknowledged`;
 }
 
 export const partitionSetup = setup({
@@ -192,6 +194,7 @@ export const partitionSetup = setup({
     fenced: (_, { answer }: AnswerParams) => answer.kind === 'fenced',
     rowWentBack,
     answerWentBack,
+    revisionLost: (_, { answer }: AnswerParams) => answer.kind === 'revision_lost',
     observedCommitted,
     observedCommittedAndReleased: (args, params: RowParams) => observedCommitted(args, params) && released(args),
     observedNotCommitted,
@@ -302,5 +305,9 @@ export const partitionSetup = setup({
     failAnswerWentBack: assign(({ context }, { answer }: AnswerParams) =>
       ended(failedEnd('rolled_back', rolledBackDetail('process', heldBelow(context, answer)))),
     ),
+    failRevisionLost: assign(({ context }, { answer }: AnswerParams) => {
+      const { held, known } = answer.kind === 'revision_lost' ? answer : { held: 0, known: 0 };
+      return ended(failedEnd('revision_lost', revisionLostDetail(context.namespace, held, known)));
+    }),
   },
 });

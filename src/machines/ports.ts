@@ -36,11 +36,17 @@ export interface ProcessRequest {
   expectedFrontier: number;
 }
 
-/** The three answers a completed `process` transaction can give. Nothing is written unless acknowledged. */
+/**
+ * The answers a completed `process` transaction can give. Nothing is written unless
+ * acknowledged. `revision_lost`: the database holds an older configuration revision than one
+ * the store decided under (it went back in time past a config-revise), so what it decided
+ * under that revision cannot be decided again identically.
+ */
 export type ProcessOutcome =
   | { kind: 'acknowledged'; frontier: number }
   | { kind: 'fenced'; epoch: number }
-  | { kind: 'unexpected_frontier'; frontier: number };
+  | { kind: 'unexpected_frontier'; frontier: number }
+  | { kind: 'revision_lost'; held: number; known: number };
 
 /**
  * Why a store call did not answer:

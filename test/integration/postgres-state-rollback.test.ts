@@ -4,14 +4,16 @@
  * a worker of the lost timeline still holds. The production store must not let that worker
  * commit, nor tell it, when it re-observes, that the partition is still its own. The lost
  * claim is made here by putting the partition row back as it was before it (what a restore
- * does), on the real PostgreSQL.
+ * does), on the real PostgreSQL. A configuration revision lost the same way cannot be decided
+ * under again: the store says so instead of deciding under the older configuration.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NamespaceConfig } from '../../src/domain/config.js';
+import type { ConfigFile, NamespaceConfig } from '../../src/domain/config.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { registerNamespace } from '../../src/io/store/namespace-registry.js';
 import { Database } from '../../src/io/store/postgres.js';
 import { PostgresState } from '../../src/io/store/postgres-state.js';
+import { reviseConfig } from '../../src/io/store/revise-config.js';
 import { manifestFor } from '../support/bound-namespace-rows.js';
 import { testDatabaseUrl, testName } from '../support/endpoints.js';
 
@@ -88,6 +90,40 @@ describe('a claim lost when the database went back in time', () => {
     const decided = await db.pool.query(
       'SELECT count(*)::int AS n FROM decisions d JOIN namespaces n ON n.id = d.ns WHERE n.namespace = $1',
       [row.namespace],
+    );
+    expect(decided.rows[0].n).toBe(1);
+  });
+});
+
+describe('a configuration revision lost when the database went back in time', () => {
+  it('answers revision_lost, writing nothing, where deciding again would publish other versions', async () => {
+    const manifest = manifestFor(testName());
+    const { config } = manifest;
+    await registerNamespace(db.pool, manifest);
+    const store = storeOf(config, 'decided-under-revision-2');
+    const { epoch } = await store.claim(0, never);
+    await store.claim(1, never); // a revision starts at every partition's frontier
+    const file: ConfigFile = {
+      schema_version: 1,
+      ledger_origin: config.ledger_origin,
+      stock_keys: [
+        { item: 'widget', location: 'berlin', partition: 0, opening: 100, threshold: 20 },
+        { item: 'gadget', location: 'paris', partition: 0, opening: 5, threshold: 1 },
+      ],
+    };
+    await reviseConfig(db, manifest, file, 'test revision');
+    // Its first commit is refused for the revision; it reads the chain and decides under revision 2.
+    const first = { partition: 0, epoch, expectedFrontier: 0, records: [post(0, 'T1')] };
+    expect(await store.process(first, never)).toEqual({ kind: 'acknowledged', frontier: 1 });
+    // The restore of a backup taken before the revision: the revision is gone, the row says 1.
+    await db.pool.query('DELETE FROM config_revisions WHERE namespace = $1', [config.namespace]);
+    await db.pool.query('UPDATE partitions SET config_revision = 1 WHERE namespace = $1', [config.namespace]);
+
+    const next = { partition: 0, epoch, expectedFrontier: 1, records: [post(1, 'T2')] };
+    expect(await store.process(next, never)).toEqual({ kind: 'revision_lost', held: 1, known: 2 });
+    const decided = await db.pool.query(
+      'SELECT count(*)::int AS n FROM decisions d JOIN namespaces n ON n.id = d.ns WHERE n.namespace = $1',
+      [config.namespace],
     );
     expect(decided.rows[0].n).toBe(1);
   });

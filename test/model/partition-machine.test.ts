@@ -151,6 +151,11 @@ function checkStep(
     expect(after.value, where).toBe('failed');
     expect(after.context.end?.reason, where).toBe('rolled_back');
   }
+  // A lost configuration revision: the records cannot be decided again identically, exit 1.
+  if (event.variant === 'process:revisionLost') {
+    expect(after.value, where).toBe('failed');
+    expect(after.context.end?.reason, where).toBe('revision_lost');
+  }
   if (event.variant === 'process:fenced') {
     expect(after.value, where).toBe('retired');
     expect(after.context.end?.reason, where).toBe('fenced');

@@ -57,6 +57,7 @@ const variantsByState: Record<string, string[]> = {
     'process:fencedBehind',
     'process:unexpected',
     'process:frontierBehind',
+    'process:revisionLost',
     'process:unknown',
     'process:beforeCommit',
     'budget',
@@ -178,6 +179,8 @@ export function instantiate(variant: string, snapshot: PartitionSnapshot): Model
       return done('process', { kind: 'fenced', epoch: epoch - 1 });
     case 'process:frontierBehind':
       return done('process', { kind: 'unexpected_frontier', frontier: expected - 1 });
+    case 'process:revisionLost':
+      return done('process', { kind: 'revision_lost', held: 1, known: 2 });
     case 'process:unexpected':
       return done('process', { kind: 'unexpected_frontier', frontier: expected + 7 });
     case 'process:unknown':

@@ -60,9 +60,11 @@ const workerHelp = `worker --manifest M [--batch-size N] [--instance-id ID] [--o
   exit 0. A database or broker outage (exhausted retries, an unresolved commit outcome, an
   unobservable source) suspends processing: the worker stays in the group, probes both,
   and claims its partitions afresh once they answer; past the outage budget it exits 1, as
-  it does at once for an invalid source. Logs on stderr, its failure as the last line:
-  JSON lines (one per store attempt at --log-level debug), pretty on a terminal. Needs
-  AMENDS_DATABASE_URL.
+  it does at once for an invalid source. A database that comes back older (a failover that
+  lost commits, a restored backup) is met the same way, and the lost records are decided
+  again; a configuration revision it lost ends the worker (exit 1). Logs on stderr, its
+  failure as the last line: JSON lines (one per store attempt at --log-level debug), pretty
+  on a terminal. Needs AMENDS_DATABASE_URL.
 
   ${settingsSourcesHelp}
 

@@ -245,7 +245,10 @@ export class PostgresState implements State {
         assertInvariant(outcome === 'revised' || !reread, 'a batch decided on its read windows was refused as stale');
         this.cache.drop(partition);
         if (outcome === 'revised') {
+          const known = this.chain.revision;
           await this.readChain(signal);
+          // Revisions only grow: fewer means the database went back in time past a config-revise.
+          if (this.chain.revision < known) return { kind: 'revision_lost', held: this.chain.revision, known };
           screened = this.screen(records);
           needs = batchNeeds(screened);
         }

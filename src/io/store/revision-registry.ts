@@ -39,8 +39,14 @@ export async function refuseOtherRevisions(db: Queryable, manifest: Manifest): P
         held === undefined ? '' : describeConfigDifferences(held, r, { was: 'in the database', is: 'in the manifest' });
       const there =
         held === undefined ? 'has no such revision' : `holds another one (${fields || `digest ${held.digest}`})`;
+      // A revision the database lacks may also have been lost with commits: never advise
+      // manifest-recover alone then, which would carry on under the configuration before it.
+      const lost =
+        held === undefined
+          ? '; or the revision was lost when this database went back in time (a restored backup, an asynchronous failover: docs/operations.md, "When the database goes back in time")'
+          : '';
       throw invalidInput(
-        `the manifest's revision ${r.revision} of namespace ${namespace} has digest ${r.digest}, but the database ${there}: use the manifest config-revise or manifest-recover printed for this database`,
+        `the manifest's revision ${r.revision} of namespace ${namespace} has digest ${r.digest}, but the database ${there}: use the manifest config-revise or manifest-recover printed for this database${lost}`,
       );
     }
   }

@@ -66,7 +66,12 @@ export function withProcessAttemptLog(state: State, log: JsonLog): State {
       const started = process.hrtime.bigint();
       try {
         const outcome = await state.process(request, signal);
-        const detail = outcome.kind === 'unexpected_frontier' ? `unexpected frontier ${outcome.frontier}` : undefined;
+        const detail =
+          outcome.kind === 'unexpected_frontier'
+            ? `unexpected frontier ${outcome.frontier}`
+            : outcome.kind === 'revision_lost'
+              ? `configuration revision ${outcome.held} held, ${outcome.known} known`
+              : undefined;
         line(request, started, processObservation(outcome), detail);
         return outcome;
       } catch (error) {
