@@ -109,7 +109,12 @@ export const groupMachine = groupSetup.createMachine({
         OUTAGE_QUIET: { actions: 'clearOutage' },
         // The database may have gone back in time: a partition with nothing to decide would
         // otherwise never meet the lower frontier, and its lost records would stay undecided.
-        DATABASE_CHANGED: { target: '.riding', actions: { type: 'noteOutage', params: databaseChanged } },
+        // With nothing claimed (a revocation answered, the next assignment not come yet) the
+        // next assignment claims afresh anyway, and a ride would claim the revoked partitions.
+        DATABASE_CHANGED: [
+          { guard: 'nothingAssigned' },
+          { target: '.riding', actions: { type: 'noteOutage', params: databaseChanged } },
+        ],
       },
       initial: 'polling',
       states: {

@@ -158,6 +158,7 @@ function checkStep(
   actor: GroupActor,
   newCalls: DeferredServices['calls'],
   allCalls: DeferredServices['calls'],
+  revoked: boolean,
 ) {
   const after = actor.getSnapshot() as GroupSnapshot;
   const where = `${leafPath(before.value)} —${event.variant}→ ${leafPath(after.value)}`;
@@ -169,6 +170,13 @@ function checkStep(
   // The group's view of its partitions matches its children.
   const live = after.context.partitions.filter((e) => e.phase !== 'retired' && e.phase !== 'failed');
   expect(children.map((c) => c.context.partition).sort(), where).toEqual(live.map((e) => e.partition).sort());
+  // After a revocation nothing is claimed before the next assignment: the revoked partitions
+  // may be another member's now.
+  if (revoked)
+    expect(
+      newCalls.filter((c) => c.service === 'claim'),
+      where,
+    ).toEqual([]);
   for (const call of newCalls) {
     // Unassign and close only after every partition actor ended (revocation waits for the decision).
     if (call.owner === 'group' && (call.service === 'unassign' || call.service === 'close')) {
@@ -224,10 +232,12 @@ function checkStep(
       expect(leafPath(after.value), where).toMatch(spent ? /^draining/ : /^running\.riding/);
     }
   }
-  // Another database server: claim afresh (a ride), unless riding or revoking already does.
+  // Another database server: claim afresh (a ride), unless riding or revoking already does, or
+  // nothing is claimed (the next assignment claims afresh; a ride would claim revoked partitions).
   if (name === 'CHANGED') {
     const from = leafPath(before.value);
-    if (from.startsWith('running.riding') || from.startsWith('running.revoking'))
+    const claimed = before.context.partitions.some((e) => e.phase !== 'retired' && e.phase !== 'failed');
+    if (from.startsWith('running.riding') || from.startsWith('running.revoking') || !claimed)
       expect(after.value, where).toEqual(before.value);
     else {
       expect(after.context.outage?.failure.reason, where).toBe('database_changed');
@@ -252,9 +262,12 @@ async function runPath(path: EdgePath<GroupSnapshot, ModelEvent>, recorder: Cove
   actor.start();
   await settle();
   const steps = path.steps;
+  let revoked = false;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i];
     if (step === undefined) continue;
+    if (step.event.variant === 'REVOKED' || step.event.variant === 'LOST') revoked = true;
+    if (step.event.variant.startsWith('ASSIGNED')) revoked = false;
     const before = actor.getSnapshot() as GroupSnapshot;
     const seq = services.nextSeq;
     await stimulate(step.event, actor, services);
@@ -262,7 +275,7 @@ async function runPath(path: EdgePath<GroupSnapshot, ModelEvent>, recorder: Cove
     // Released partitions end by themselves: compare once the run of such steps is over.
     if (steps[i + 1]?.event.variant.startsWith('auto:')) continue;
     expect(actor.getSnapshot().value, `after ${step.event.variant}`).toEqual(step.state.value);
-    checkStep(step.event, before, actor, services.callsSince(seq), services.calls);
+    checkStep(step.event, before, actor, services.callsSince(seq), services.calls, revoked);
   }
   lateReplies.count += await deliverLateResults(actor, services);
   actor.stop();
