@@ -286,15 +286,14 @@ describe('the HA database stack (Patroni, etcd, HAProxy)', () => {
 
   it('heals an asynchronous failover that lost acknowledged commits: decided again, published again, verify PASS', async () => {
     const url = started().databaseUrl;
-    // The chain starts and decides a first load while the old primary of the kill above
-    // rejoins as a standby.
-    const starting = RollbackChain.start(topics, url).then(async (c) => {
-      await c.load(100);
-      await c.waitDrained();
-      return c;
-    });
-    const [c] = await Promise.all([starting, replicateAsynchronously(started())]);
+    // The old primary of the kill above rejoins first: until then HAProxy can still lead a
+    // new connection to it while it starts up, which a one-shot command (output-create,
+    // source-load) does not ride.
+    await replicateAsynchronously(started());
+    const c = await RollbackChain.start(topics, url);
     chain = c;
+    await c.load(100);
+    await c.waitDrained();
     const sender = await stallReplication(started());
     // A second worker joins: the rebalance's claims are among the commits the standby lacks.
     const second = c.startProcess('worker');
