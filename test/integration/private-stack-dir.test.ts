@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PrivateStack, type PrivateStackOptions } from '../../src/showcase/private-stack.js';
 
-const basePort = Number(process.env.AMENDS_TEST_STACK_DIR_PORT ?? 24092);
+const basePort = Number(process.env.AMENDS_TEST_STACK_DIR_PORT ?? 21092);
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterEach(async () => {
