@@ -3,8 +3,7 @@
  * so the upgrade test can write a database exactly as that build did: its claim and its batch
  * statement word for word (git 678a99a, src/io/store/sql/partition-row.ts `claimSql` and
  * commit-batch.ts `commitBatchSql`), its parameters $1–$50 as commit-batch-values.ts built them
- * (this build adds only $51, the claim). The window read and the engine are this build's:
- * migration 0009 changed neither. Test-only: nothing in src may use it.
+ * (this build adds only $51, the claim). The window read is frozen too (store-v9-load-window.ts, as builds up to schema 9 sent it); the engine is this build's: migration 0009 changed it not. Test-only: nothing in src may use it.
  */
 import type pg from 'pg';
 import type { NamespaceConfig } from '../../src/domain/config.js';
@@ -13,7 +12,8 @@ import { batchNeeds } from '../../src/domain/key-window.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { changedDays, decideOnWindows, newCauses, windowsOf } from '../../src/io/store/batch-windows.js';
 import { commitBatchValues } from '../../src/io/store/commit-batch-values.js';
-import { type LoadWindowRow, loadWindowSql, loadWindowValues } from '../../src/io/store/sql/load-window.js';
+import { type LoadWindowRow, loadWindowValues } from '../../src/io/store/sql/load-window.js';
+import { v9LoadWindowSql } from './store-v9-load-window.js';
 
 const outboxChannel = 'amends_outbox';
 /** The v8 statement's parameters: this build's less its last, the claim. */
@@ -125,7 +125,10 @@ export async function writeAsSchemaV8(
   for (const records of batches) {
     const screened = records.map((record) => screenRecord(record, config));
     const needs = batchNeeds(screened);
-    const found = await client.query<LoadWindowRow>(loadWindowSql, loadWindowValues(namespace, nsId, partition, needs));
+    const found = await client.query<LoadWindowRow>(
+      v9LoadWindowSql,
+      loadWindowValues(namespace, nsId, partition, needs),
+    );
     const keys = windowsOf(needs, found.rows[0] as LoadWindowRow);
     const results = decideOnWindows(records, screened, keys);
     const next = (records[records.length - 1] as SourceRecord).offset + 1;

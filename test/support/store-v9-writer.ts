@@ -3,8 +3,7 @@
  * when every table was in `public`), frozen here so the upgrade test can write a database
  * exactly as that build did: its claim and its batch statement word for word (git bac1229,
  * src/io/store/sql/partition-row.ts `claimSql` and commit-batch.ts `commitBatchSql`), its
- * parameters $1–$51 as commit-batch-values.ts built them. The window read and the engine are
- * this build's: migration 0010 changed neither. Test-only: nothing in src may use it.
+ * parameters $1–$51 as commit-batch-values.ts built them. The window read is frozen too (store-v9-load-window.ts, as builds up to schema 9 sent it); the engine is this build's: migration 0010 changed it not. Test-only: nothing in src may use it.
  */
 import type pg from 'pg';
 import type { NamespaceConfig } from '../../src/domain/config.js';
@@ -13,7 +12,8 @@ import { batchNeeds } from '../../src/domain/key-window.js';
 import type { SourceRecord } from '../../src/domain/source-record.js';
 import { changedDays, decideOnWindows, newCauses, windowsOf } from '../../src/io/store/batch-windows.js';
 import { commitBatchValues } from '../../src/io/store/commit-batch-values.js';
-import { type LoadWindowRow, loadWindowSql, loadWindowValues } from '../../src/io/store/sql/load-window.js';
+import { type LoadWindowRow, loadWindowValues } from '../../src/io/store/sql/load-window.js';
+import { v9LoadWindowSql } from './store-v9-load-window.js';
 
 const outboxChannel = 'amends_outbox';
 const v9ClaimSql = `
@@ -124,7 +124,10 @@ export async function writeAsSchemaV9(
   for (const records of batches) {
     const screened = records.map((record) => screenRecord(record, config));
     const needs = batchNeeds(screened);
-    const found = await client.query<LoadWindowRow>(loadWindowSql, loadWindowValues(namespace, nsId, partition, needs));
+    const found = await client.query<LoadWindowRow>(
+      v9LoadWindowSql,
+      loadWindowValues(namespace, nsId, partition, needs),
+    );
     const keys = windowsOf(needs, found.rows[0] as LoadWindowRow);
     const results = decideOnWindows(records, screened, keys);
     const next = (records[records.length - 1] as SourceRecord).offset + 1;
