@@ -55,11 +55,11 @@ const databases: string[] = [];
 const probes: StoreProbe[] = [];
 
 /**
- * A new database, as an older build found one: its URL for that build (tables in `public`)
+ * A new database, as an older build found one: its URL for that build (its tables in `where`)
  * and for this build (no search_path of its own: the default schema, `amends`). Needs
  * CREATEDB (the local stack's role has it: scripts/stack.sh).
  */
-async function oldDatabase(): Promise<{ oldUrl: string; url: string }> {
+async function oldDatabase(where: string): Promise<{ oldUrl: string; url: string }> {
   const name = testName('amends_test_upgrade').replaceAll('-', '_');
   await admin.query(`CREATE DATABASE ${name}`);
   databases.push(name);
@@ -67,7 +67,7 @@ async function oldDatabase(): Promise<{ oldUrl: string; url: string }> {
   u.pathname = `/${name}`;
   u.searchParams.delete('options');
   const url = u.toString();
-  u.searchParams.set('options', '-c search_path=public');
+  u.searchParams.set('options', `-c search_path=${where}`);
   return { oldUrl: u.toString(), url };
 }
 
@@ -86,6 +86,8 @@ interface OldBuild {
   exported?: (client: pg.ClientBase, namespace: string, what: ExportWhat) => Promise<string>;
   /** Bind an output topic after the upgrade and run this build's relay and view before the last verify. */
   transport?: boolean;
+  /** Where it kept its tables: `public` before 0010 (the default here), `amends` from 0010 on. */
+  tablesIn?: string;
 }
 
 const exportKinds: ExportWhat[] = ['decisions', 'outputs', 'quarantine'];
@@ -178,7 +180,7 @@ function moreRecords(): string {
 }
 
 /**
- * The read API (0010) over the converted rows: `balances` prints each day's latest version that
+ * The read API (0011) over the converted rows: `balances` prints each day's latest version that
  * export printed, retractions left out, and `explain` of a key's last day adds up (it checks its
  * sum against the stored closing).
  */
@@ -207,7 +209,7 @@ async function expectReadApiOnConverted(env: Record<string, string>, source: Tes
  * rows, verify and export, then let a worker of this build go on and check again.
  */
 async function upgradeAndGoOn(old: OldBuild): Promise<void> {
-  const { oldUrl, url } = await oldDatabase();
+  const { oldUrl, url } = await oldDatabase(old.tablesIn ?? 'public');
   const env = { ...workerEnv, AMENDS_DATABASE_URL: url };
   const probe = new StoreProbe(url);
   probes.push(probe);
@@ -359,6 +361,17 @@ describe('upgrading a database written by an older build', () => {
       schema: 9,
       write: writeAsSchemaV9,
       tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+    });
+  });
+
+  // 0011 adds the read API beside the tables 0010 put in amends' own schema. The schema-10 build
+  // sent schema 9's statements (0010 changed none), so the v9 writer writes as it did.
+  it('schema 10: converted in place (0011, read API): rows unchanged, verify PASS, workers go on', async () => {
+    await upgradeAndGoOn({
+      schema: 10,
+      write: writeAsSchemaV9,
+      tables: ['decisions', 'authority', 'output_versions', 'output_days', 'outbox'],
+      tablesIn: 'amends',
     });
   });
 });
