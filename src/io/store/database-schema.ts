@@ -44,8 +44,9 @@ export function databaseSchema(url: string): string {
 }
 
 /**
- * The URL with `option` added to its `options`, spaces as %20: URLSearchParams writes them as
- * `+`, which pg reads as a space but libpq (psql, given the same URL) does not.
+ * The URL with `option` added to its `options` (a startup-packet setting; the URL's own options
+ * stay), spaces as %20: URLSearchParams writes them as `+`, which pg reads as a space but libpq
+ * (psql, given the same URL) does not.
  */
 function withOption(u: URL, option: string): string {
   const own = u.searchParams.get('options');
@@ -53,6 +54,12 @@ function withOption(u: URL, option: string): string {
   return u
     .toString()
     .replace(/([?&]options=)([^&#]*)/, (_, key: string, value: string) => `${key}${value.replaceAll('+', '%20')}`);
+}
+
+/** `withOption` for a URL string; an unparseable URL is returned as it is, for pg to report. */
+export function withSessionOption(url: string, option: string): string {
+  const u = parsed(url);
+  return u ? withOption(u, option) : url;
 }
 
 /**

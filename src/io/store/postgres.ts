@@ -7,7 +7,7 @@ import pg from 'pg';
 import { AmendsError, operationalError } from '../../kernel/amends-error.js';
 import { errorMessage } from '../../kernel/error-message.js';
 import { isLocalStackAddress, localStackPorts } from '../process/local-stack.js';
-import { databaseSchema, urlWithSchemaSetting, withSchemaPath } from './database-schema.js';
+import { databaseSchema, urlWithSchemaSetting, withSchemaPath, withSessionOption } from './database-schema.js';
 import { checkTlsParameters, tlsAdvice } from './database-tls.js';
 import { applyMigrations, requireCurrentSchema } from './migrations.js';
 import { isUnreachable, storeError } from './pg-errors.js';
@@ -157,15 +157,7 @@ export function describeDatabaseError(error: unknown, url: string, doing: string
  * returned as it is, for pg to report.
  */
 function readOnlySessionUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return url;
-  }
-  const own = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', `${own ? `${own} ` : ''}-c default_transaction_read_only=on`);
-  return parsed.toString();
+  return withSessionOption(url, '-c default_transaction_read_only=on');
 }
 
 /** Something that runs queries: a pool, a pooled client or a dedicated client. */
